@@ -1,0 +1,50 @@
+// One error class per condition, with `name` set. Codes are only attached
+// where an error leaves the process (control replies, CLI, MCP results).
+
+export class AmeshError extends Error {
+  readonly code: string
+  constructor (code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'AmeshError'
+    this.code = code
+  }
+}
+
+function defineError (name: string, code: string): new (message: string, options?: { cause?: unknown }) => AmeshError {
+  const Cls = class extends AmeshError {
+    constructor (message: string, options?: { cause?: unknown }) {
+      super(code, message, options)
+      this.name = name
+    }
+  }
+  Object.defineProperty(Cls, 'name', { value: name })
+  return Cls
+}
+
+export const InvalidPacketError = defineError('InvalidPacketError', 'INVALID_PACKET')
+export const PacketTooLargeError = defineError('PacketTooLargeError', 'PACKET_TOO_LARGE')
+export const SignalPayloadError = defineError('SignalPayloadError', 'SIGNAL_PAYLOAD')
+export const UnknownSignalError = defineError('UnknownSignalError', 'UNKNOWN_SIGNAL')
+export const MalformedFrameError = defineError('MalformedFrameError', 'MALFORMED_FRAME')
+export const UnknownNodeError = defineError('UnknownNodeError', 'UNKNOWN_NODE')
+export const NameCollisionError = defineError('NameCollisionError', 'NAME_COLLISION')
+export const InvalidArgumentError = defineError('InvalidArgumentError', 'INVALID_ARGUMENT')
+export const UnknownMethodError = defineError('UnknownMethodError', 'UNKNOWN_METHOD')
+export const StoreLockedError = defineError('StoreLockedError', 'STORE_LOCKED')
+export const DaemonNotRunningError = defineError('DaemonNotRunningError', 'DAEMON_NOT_RUNNING')
+export const OutboxFullError = defineError('OutboxFullError', 'OUTBOX_FULL')
+export const InboxFullError = defineError('InboxFullError', 'INBOX_FULL')
+export const NotServedHereError = defineError('NotServedHereError', 'NOT_SERVED_HERE')
+export const ChannelBindingError = defineError('ChannelBindingError', 'CHANNEL_BINDING')
+export const InvalidSignatureError = defineError('InvalidSignatureError', 'INVALID_SIGNATURE')
+export const AccessDeniedError = defineError('AccessDeniedError', 'ACCESS_DENIED')
+export const ConfigError = defineError('ConfigError', 'CONFIG')
+
+/** The stable code of an error that leaves the process. */
+export function errorCode (err: unknown): string {
+  return err instanceof AmeshError ? err.code : 'INTERNAL'
+}
+
+export function errorMessage (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { ControlClient } from '../control/client.js'
+import { homePaths } from '../host/paths.js'
+import { DaemonNotRunningError } from '../util/errors.js'
+
+export const BIN = fileURLToPath(new URL('../../../bin/amesh', import.meta.url))
+const START_TIMEOUT = 30_000
+
+function sleep (ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function logTail (home: string): string {
+  try {
+    const lines = readFileSync(homePaths(home).log, 'utf8').trim().split('\n')
+    return lines.slice(-3).join(' | ')
+  } catch {
+    return ''
+  }
+}
+
+/** Wait for a daemon to answer on the home's socket, or for the child to fail. */
+export async function waitForDaemon (home: string, exited: () => number | null, timeout = START_TIMEOUT): Promise<ControlClient> {
+  const deadline = Date.now() + timeout
+  const sock = homePaths(home).socket
+  while (Date.now() < deadline) {
+    if (existsSync(sock)) {
+      try { return await ControlClient.connect(sock) } catch { /* not yet listening */ }
+    }
+    const code = exited()
+    if (code !== null) throw new DaemonNotRunningError(`the amesh daemon for ${home} failed to start (exit ${code}): ${logTail(home)}`)
+    await sleep(50)
+  }
+  throw new DaemonNotRunningError(`the amesh daemon for ${home} did not start within ${timeout} ms: ${logTail(home)}`)
+}
+
+/** Start `amesh up --detach` for a home (it follows the home's config and the environment). */
+export async function startDetached (home: string, extraArgs: string[] = []): Promise<void> {
+  const child = spawn(process.execPath, [BIN, 'up', '--detach', '--home', home, ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)))
+  if (code !== 0) throw new DaemonNotRunningError(stderr.trim() || `amesh up --detach failed with exit ${code}`)
+}
+
+/** Connect to the home's daemon, starting it detached when none runs. */
+export async function connectOrStart (home: string): Promise<ControlClient> {
+  const sock = homePaths(home).socket
+  try {
+    return await ControlClient.connect(sock)
+  } catch (err) {
+    if (!(err instanceof DaemonNotRunningError)) throw err
+  }
+  await startDetached(home)
+  return await ControlClient.connect(sock)
+}

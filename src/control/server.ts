@@ -1,0 +1,125 @@
+import { chmodSync, rmSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { ZodError, type ZodType } from 'zod'
+import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import { LineSplitter, type Reply, type Request } from './protocol.js'
+
+/** A stream handler gets an emit function and an abort signal (the client went away). */
+export interface StreamSink {
+  emit: (event: unknown) => Promise<void>
+  signal: AbortSignal
+}
+
+export interface Method<P> {
+  params: ZodType<P>
+  call?: (params: P) => Promise<unknown>
+  stream?: (params: P, sink: StreamSink) => Promise<void>
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type MethodTable = Record<string, Method<never>>
+
+export function method<P> (m: Method<P>): Method<never> {
+  return m as unknown as Method<never>
+}
+
+/** The daemon side of the control socket. */
+export class ControlServer {
+  private server?: Server
+  private readonly sockets = new Set<Socket>()
+
+  constructor (private readonly path: string, private readonly methods: MethodTable, private readonly log: Logger) {}
+
+  async start (): Promise<void> {
+    rmSync(this.path, { force: true })
+    const server = createServer((socket) => this.accept(socket))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.path, () => resolve())
+    })
+    chmodSync(this.path, 0o600)
+    this.server = server
+  }
+
+  async stop (): Promise<void> {
+    for (const s of this.sockets) s.destroy()
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
+    rmSync(this.path, { force: true })
+  }
+
+  private accept (socket: Socket): void {
+    this.sockets.add(socket)
+    const abort = new AbortController()
+    socket.setEncoding('utf8')
+    const splitter = new LineSplitter((line) => { void this.dispatch(socket, line, abort.signal) })
+    socket.on('data', (chunk: string) => {
+      try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
+    })
+    socket.on('close', () => { abort.abort(); this.sockets.delete(socket) })
+    socket.on('error', () => {})
+  }
+
+  private async dispatch (socket: Socket, line: string, signal: AbortSignal): Promise<void> {
+    let id = 0
+    try {
+      const req = parseRequest(line)
+      id = req.id
+      const m = this.methods[req.method]
+      if (m === undefined) throw new UnknownMethodError(`unknown method: ${req.method}`)
+      const params = parseParams(m, req.params)
+      if (m.stream !== undefined) {
+        await this.runStream(socket, id, m, params, signal)
+      } else if (m.call !== undefined) {
+        await write(socket, { id, result: await m.call(params) })
+      }
+    } catch (err) {
+      await write(socket, { id, error: { code: errorCode(err), message: errorMessage(err) } }).catch(() => {})
+    }
+  }
+
+  private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
+    const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
+    await m.stream?.(params, { emit, signal })
+    if (!signal.aborted) await write(socket, { id, end: true })
+  }
+}
+
+function parseRequest (line: string): Request {
+  let v: unknown
+  try {
+    v = JSON.parse(line)
+  } catch {
+    throw new InvalidArgumentError('control request is not JSON')
+  }
+  const r = v as Partial<Request>
+  if (typeof v !== 'object' || v === null || typeof r.id !== 'number' || typeof r.method !== 'string') {
+    throw new InvalidArgumentError('control request needs a numeric id and a method')
+  }
+  return { id: r.id, method: r.method, params: r.params }
+}
+
+function parseParams (m: Method<never>, raw: unknown): never {
+  try {
+    return (m.params as ZodType<unknown>).parse(raw ?? {}) as never
+  } catch (err) {
+    if (err instanceof ZodError) {
+      const first = err.issues[0]
+      throw new InvalidArgumentError(`invalid argument ${first.path.join('.') || '(params)'}: ${first.message}`)
+    }
+    throw err
+  }
+}
+
+/** Write one reply line; resolves when the socket has room again (backpressure). */
+async function write (socket: Socket, reply: Reply): Promise<void> {
+  if (socket.destroyed) throw new Error('control client went away')
+  const ok = socket.write(JSON.stringify(reply) + '\n')
+  if (ok) return
+  await new Promise<void>((resolve, reject) => {
+    const onDrain = (): void => { socket.off('close', onClose); resolve() }
+    const onClose = (): void => { socket.off('drain', onDrain); reject(new Error('control client went away')) }
+    socket.once('drain', onDrain)
+    socket.once('close', onClose)
+  })
+}

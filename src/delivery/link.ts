@@ -1,0 +1,221 @@
+import * as lp from 'it-length-prefixed'
+import { pushable, type Pushable } from 'it-pushable'
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
+import { errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import { ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
+import { MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodeFrame, type AckResult } from './frame.js'
+
+export interface LinkEvents {
+  /** entries the remote host accepted (durable in the target inbox) */
+  delivered: (entries: OutboxEntry[]) => Promise<void>
+  /** entries the remote host rejected for good */
+  rejected: (items: Array<{ entry: OutboxEntry, code: string, reason: string }>) => Promise<void>
+}
+
+export interface LinkDeps {
+  libp2p: Libp2p
+  outbox: OutboxStore
+  log: Logger
+  events: LinkEvents
+}
+
+type LinkState = 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped'
+
+/**
+ * The sending half of one long-lived packet stream to one peer. Reads the
+ * durable outbox for that peer in key order, sends frames of many packets,
+ * keeps a window of frames in flight, and resends from the start of the queue
+ * after any reconnect (the receiver deduplicates by message id).
+ */
+export class PeerLink {
+  private state: LinkState = 'idle'
+  private stream?: Stream
+  private out?: Pushable<Uint8Array>
+  private readonly inflight = new Map<number, OutboxEntry[]>()
+  private lastSentKey?: string
+  private nextBatch = 1
+  private attempts = 0
+  private timer?: NodeJS.Timeout
+  private ackTimer?: NodeJS.Timeout
+  private pingTimer?: NodeJS.Timeout
+  private pumping = false
+  private wakeAgain = false
+  private generation = 0
+
+  constructor (readonly peerId: PeerId, private readonly deps: LinkDeps) {}
+
+  get status (): LinkState { return this.state }
+
+  /** New packets are queued, or the peer just connected: make progress now. */
+  wake (immediate = false): void {
+    if (this.state === 'stopped') return
+    if (this.state === 'open') { void this.pump(); return }
+    if (this.state === 'backoff' && immediate) {
+      clearTimeout(this.timer)
+      this.state = 'idle'
+    }
+    if (this.state === 'idle') void this.connect()
+  }
+
+  private async connect (): Promise<void> {
+    this.state = 'connecting'
+    const gen = ++this.generation
+    try {
+      const stream = await this.deps.libp2p.dialProtocol(this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
+      if (this.state !== 'connecting' || gen !== this.generation) { stream.abort(new Error('link superseded')); return }
+      this.open(stream, gen)
+    } catch (err) {
+      this.deps.log(`link ${this.peerId.toString()}: dial failed: ${errorMessage(err)}`)
+      this.fail(gen)
+    }
+  }
+
+  private open (stream: Stream, gen: number): void {
+    this.stream = stream
+    this.out = pushable<Uint8Array>()
+    this.state = 'open'
+    this.attempts = 0
+    this.lastSentKey = undefined
+    this.inflight.clear()
+    void stream.sink(lp.encode(this.out)).catch(() => this.fail(gen))
+    void this.read(stream, gen)
+    this.schedulePing(gen)
+    void this.pump()
+  }
+
+  private async read (stream: Stream, gen: number): Promise<void> {
+    try {
+      for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
+        const frame = decodeFrame(chunk.subarray())
+        if (frame.t === 'a') await this.onAck(frame.b, frame.r, gen)
+        else if (frame.t === 'e') throw new Error(`remote error ${frame.c}: ${frame.m}`)
+      }
+      throw new Error('stream closed by remote')
+    } catch (err) {
+      if (gen === this.generation && this.state === 'open') this.deps.log(`link ${this.peerId.toString()}: ${errorMessage(err)}`)
+      this.fail(gen)
+    }
+  }
+
+  private async onAck (batch: number, results: AckResult[], gen: number): Promise<void> {
+    const entries = this.inflight.get(batch)
+    if (entries === undefined || gen !== this.generation) return
+    this.inflight.delete(batch)
+    this.armAckTimer(gen)
+    const byId = new Map(entries.map((e) => [e.packetId, e]))
+    const delivered: OutboxEntry[] = []
+    const rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> = []
+    let retry = false
+    for (const r of results) {
+      const entry = byId.get(r.i)
+      if (entry === undefined) continue
+      if ('s' in r) delivered.push(entry)
+      else if (r.r === true) retry = true
+      else rejected.push({ entry, code: r.c, reason: r.m })
+    }
+    this.deps.events.delivered(delivered).catch((err) => this.deps.log(`link ${this.peerId.toString()}: marking delivered failed: ${errorMessage(err)}`))
+    await this.deps.events.rejected(rejected)
+    if (retry) { this.fail(gen); return }
+    void this.pump()
+  }
+
+  private async pump (): Promise<void> {
+    if (this.pumping) { this.wakeAgain = true; return }
+    this.pumping = true
+    try {
+      do {
+        this.wakeAgain = false
+        while (this.state === 'open' && this.inflight.size < WINDOW_FRAMES) {
+          const entries = await this.nextEntries()
+          if (entries.length === 0 || this.state !== 'open') break
+          this.send(entries)
+        }
+      } while (this.wakeAgain && this.state === 'open')
+    } finally {
+      this.pumping = false
+    }
+  }
+
+  private async nextEntries (): Promise<OutboxEntry[]> {
+    const listed = await this.deps.outbox.list(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS)
+    const out: OutboxEntry[] = []
+    let bytes = 0
+    for (const e of listed) {
+      if (out.length > 0 && bytes + e.packet.byteLength > FRAME_BYTES) break
+      out.push(e)
+      bytes += e.packet.byteLength
+    }
+    return out
+  }
+
+  private send (entries: OutboxEntry[]): void {
+    const b = this.nextBatch++
+    this.inflight.set(b, entries)
+    this.lastSentKey = entries[entries.length - 1].key
+    this.out?.push(encodeFrame({ t: 'p', b, p: entries.map((e) => e.packet) }))
+    if (this.ackTimer === undefined) this.armAckTimer(this.generation)
+  }
+
+  private armAckTimer (gen: number): void {
+    clearTimeout(this.ackTimer)
+    this.ackTimer = undefined
+    if (this.inflight.size === 0) return
+    this.ackTimer = setTimeout(() => {
+      this.deps.log(`link ${this.peerId.toString()}: no ack within ${ACK_TIMEOUT} ms, dropping the stream`)
+      this.fail(gen)
+    }, ACK_TIMEOUT)
+  }
+
+  private schedulePing (gen: number): void {
+    clearTimeout(this.pingTimer)
+    this.pingTimer = setTimeout(() => { void this.ping(gen) }, PING_INTERVAL)
+  }
+
+  private async ping (gen: number): Promise<void> {
+    if (gen !== this.generation || this.state !== 'open') return
+    const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
+    try {
+      await services.ping?.ping(this.peerId, { signal: AbortSignal.timeout(PING_TIMEOUT) })
+      this.schedulePing(gen)
+    } catch (err) {
+      this.deps.log(`link ${this.peerId.toString()}: ping failed (${errorMessage(err)}), dropping the connection`)
+      for (const c of this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error('ping timeout'))
+      this.fail(gen)
+    }
+  }
+
+  /** Tear the stream down and retry with backoff; in-flight frames are resent later. */
+  private fail (gen: number): void {
+    if (gen !== this.generation || this.state === 'stopped' || this.state === 'backoff') return
+    this.generation++
+    this.teardown()
+    this.state = 'backoff'
+    const delay = Math.min(BACKOFF_MAX, BACKOFF_MIN * 2 ** this.attempts++) * (0.5 + Math.random() / 2)
+    this.timer = setTimeout(() => {
+      if (this.state !== 'backoff') return
+      this.state = 'idle'
+      if (this.deps.outbox.depthOf(this.peerId.toString()) > 0) this.wake()
+    }, delay)
+  }
+
+  private teardown (): void {
+    clearTimeout(this.ackTimer)
+    clearTimeout(this.pingTimer)
+    this.ackTimer = undefined
+    this.out?.end()
+    this.stream?.abort(new Error('link reset'))
+    this.stream = undefined
+    this.out = undefined
+    this.inflight.clear()
+    this.lastSentKey = undefined
+  }
+
+  stop (): void {
+    this.generation++
+    clearTimeout(this.timer)
+    this.teardown()
+    this.state = 'stopped'
+  }
+}

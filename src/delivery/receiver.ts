@@ -1,0 +1,104 @@
+import * as lp from 'it-length-prefixed'
+import { pushable } from 'it-pushable'
+import type { Connection, Stream } from '@libp2p/interface'
+import { decodePacket } from '../packet/codec.js'
+import type { Packet } from '../packet/types.js'
+import type { AppendItem, InboxStore } from '../store/inbox.js'
+import { errorCode, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import { MAX_FRAME_BYTES, decodeFrame, encodeFrame, type AckResult } from './frame.js'
+
+export interface Denial { code: string, reason: string, retry?: boolean }
+
+/** Decides whether a packet from a remote host may enter a local inbox. */
+export type Admit = (packet: Packet, remotePeer: string) => Promise<Denial | null>
+
+export interface ReceiverDeps {
+  inbox: InboxStore
+  admit: Admit
+  /** told about each denied packet (for denied-attempt notices) */
+  onDenied?: (packet: Packet, denial: Denial) => void
+  log: Logger
+}
+
+interface Slot { result?: AckResult, item?: AppendItem }
+
+/**
+ * The receiving half of the packet protocol: validates each packet, asks the
+ * admission check, appends the admitted ones to the target inboxes, and acks
+ * each packet only once it is durable. Frames are answered in order.
+ */
+export class PacketReceiver {
+  constructor (private readonly deps: ReceiverDeps) {}
+
+  async handle ({ stream, connection }: { stream: Stream, connection: Connection }): Promise<void> {
+    const remote = connection.remotePeer.toString()
+    const out = pushable<Uint8Array>()
+    void stream.sink(lp.encode(out)).catch(() => {})
+    let acks: Promise<void> = Promise.resolve()
+    const latch = new Set<string>()
+    try {
+      for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
+        const frame = decodeFrame(chunk.subarray())
+        if (frame.t !== 'p') throw new Error(`unexpected frame type ${frame.t}`)
+        const slots = await this.admitAll(frame.p, remote, latch)
+        const done = this.commit(slots, latch)
+        acks = acks.then(async () => {
+          const results = await done
+          out.push(encodeFrame({ t: 'a', b: frame.b, r: results }))
+        })
+      }
+      await acks
+      out.end()
+    } catch (err) {
+      this.deps.log(`packet stream from ${remote}: ${errorMessage(err)}`)
+      await acks.catch(() => {})
+      out.push(encodeFrame({ t: 'e', c: errorCode(err), m: errorMessage(err) }))
+      out.end()
+      setTimeout(() => stream.abort(new Error('protocol error')), 100).unref()
+    }
+  }
+
+  private async admitAll (packets: Uint8Array[], remote: string, retryBlocked: Set<string>): Promise<Slot[]> {
+    const slots: Slot[] = []
+    for (const bytes of packets) {
+      slots.push(await this.admitOne(bytes, remote, retryBlocked))
+    }
+    return slots
+  }
+
+  private async admitOne (bytes: Uint8Array, remote: string, retryBlocked: Set<string>): Promise<Slot> {
+    let packet: Packet
+    try {
+      packet = decodePacket(bytes)
+    } catch (err) {
+      return { result: { i: idHint(bytes), c: errorCode(err), m: errorMessage(err) } }
+    }
+    if (retryBlocked.has(packet.to)) return { result: { i: packet.id, c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true } }
+    const denial = await this.deps.admit(packet, remote)
+    if (denial !== null) {
+      if (denial.retry === true) retryBlocked.add(packet.to)
+      else this.deps.onDenied?.(packet, denial)
+      return { result: { i: packet.id, c: denial.code, m: denial.reason, ...(denial.retry === true ? { r: true } : {}) } }
+    }
+    return { item: { nodeId: packet.to, packetId: packet.id, packet: bytes } }
+  }
+
+  private async commit (slots: Slot[], latch: Set<string>): Promise<AckResult[]> {
+    const items = slots.filter((s) => s.item !== undefined).map((s) => s.item as AppendItem)
+    const appended = await this.deps.inbox.append(items, latch)
+    let k = 0
+    return slots.map((s) => {
+      if (s.result !== undefined) return s.result
+      const r = appended[k++]
+      const id = (s.item as AppendItem).packetId
+      if ('error' in r) return { i: id, c: r.error.code, m: r.error.message, r: true }
+      return { i: id, s: r.seq }
+    })
+  }
+}
+
+/** Best effort packet id for a reject of undecodable bytes. */
+function idHint (bytes: Uint8Array): string {
+  return `undecodable-${bytes.byteLength}`
+}

@@ -1,0 +1,75 @@
+import { EventEmitter } from 'node:events'
+import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from '../store/db.js'
+import { NameCollisionError } from '../util/errors.js'
+import { verifyCard, type SignedAgentCard, type VerifiedCard } from './card.js'
+
+const CARD_PREFIX = 'k!'
+const MAX_REMOTE_CARDS = 100_000
+
+/**
+ * Cards of nodes served by other hosts, verified, newest per node id, kept in
+ * the store so channel binding and resolution survive a restart.
+ * Emits 'card' (VerifiedCard) when a new or newer card is learnt.
+ */
+export class Directory extends EventEmitter {
+  private readonly byId = new Map<string, VerifiedCard>()
+  private readonly byName = new Map<string, Set<string>>()
+
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly localPeer: string) {
+    super()
+    this.setMaxListeners(0)
+  }
+
+  async load (): Promise<void> {
+    for await (const [, value] of scan(this.db, CARD_PREFIX)) {
+      try {
+        this.remember(verifyCard(fromJsonBytes<SignedAgentCard>(value)))
+      } catch {
+        // a card that no longer verifies is simply forgotten
+      }
+    }
+  }
+
+  private remember (vc: VerifiedCard): void {
+    const prior = this.byId.get(vc.nodeId)
+    if (prior !== undefined && prior.name !== vc.name) this.byName.get(prior.name)?.delete(vc.nodeId)
+    this.byId.set(vc.nodeId, vc)
+    let ids = this.byName.get(vc.name)
+    if (ids === undefined) { ids = new Set(); this.byName.set(vc.name, ids) }
+    ids.add(vc.nodeId)
+  }
+
+  /** Learn a card (untrusted input): verified, kept if newer. Returns it when it changed anything. */
+  async learn (card: unknown): Promise<VerifiedCard | undefined> {
+    const vc = verifyCard(card)
+    if (vc.hostPeerId === this.localPeer) return undefined
+    const prior = this.byId.get(vc.nodeId)
+    if (prior !== undefined && prior.issuedAt >= vc.issuedAt) return undefined
+    if (prior === undefined && this.byId.size >= MAX_REMOTE_CARDS) return undefined
+    this.remember(vc)
+    await this.committer.write([{ type: 'put', key: CARD_PREFIX + vc.nodeId, value: toJsonBytes(vc.card) }])
+    this.emit('card', vc)
+    return vc
+  }
+
+  get (nodeId: string): VerifiedCard | undefined {
+    return this.byId.get(nodeId)
+  }
+
+  /** The one remote node with this name; a collision is an error naming both ids. */
+  byNameUnique (name: string): VerifiedCard | undefined {
+    const ids = [...(this.byName.get(name) ?? [])]
+    if (ids.length > 1) {
+      throw new NameCollisionError(`name "${name}" is claimed by several nodes: ${ids.join(' and ')}; send by node id instead`)
+    }
+    return ids.length === 1 ? this.byId.get(ids[0]) : undefined
+  }
+
+  list (): VerifiedCard[] {
+    return [...this.byId.values()]
+  }
+
+  hostOf (nodeId: string): string | undefined {
+    return this.byId.get(nodeId)?.hostPeerId
+  }
+}

@@ -1,0 +1,67 @@
+import { gossipsub } from '@chainsafe/libp2p-gossipsub'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { bootstrap } from '@libp2p/bootstrap'
+import { identify } from '@libp2p/identify'
+import { kadDHT, passthroughMapper, type Selectors, type Validators } from '@libp2p/kad-dht'
+import { mdns } from '@libp2p/mdns'
+import { ping } from '@libp2p/ping'
+import { tcp } from '@libp2p/tcp'
+import type { PrivateKey } from '@libp2p/interface'
+import { createLibp2p, type Libp2p } from 'libp2p'
+
+export const DHT_PROTOCOL = '/amesh/kad/1.0.0'
+
+export interface Libp2pOptions {
+  privateKey: PrivateKey
+  listen: string[]
+  peers: string[]
+  mdns: boolean
+  validators?: Validators
+  selectors?: Selectors
+}
+
+type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
+
+function discoveries (opts: Libp2pOptions): Discovery[] {
+  const list: Discovery[] = []
+  if (opts.mdns) list.push(mdns({ interval: 5000 }))
+  if (opts.peers.length > 0) list.push(bootstrap({ list: opts.peers, timeout: 100 }))
+  return list
+}
+
+/**
+ * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
+ * Kademlia DHT (server mode, private addresses kept), gossipsub, mDNS and
+ * bootstrap. Limits are raised for a local mesh where many hosts connect at once.
+ */
+export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
+  return await createLibp2p({
+    privateKey: opts.privateKey,
+    addresses: { listen: opts.listen },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    peerDiscovery: discoveries(opts),
+    connectionManager: {
+      maxConnections: 1000,
+      inboundConnectionThreshold: 1000,
+      maxIncomingPendingConnections: 500,
+      maxParallelDials: 100,
+      dialTimeout: 10_000
+    },
+    services: {
+      identify: identify(),
+      ping: ping({ maxInboundStreams: 256, maxOutboundStreams: 256 }),
+      dht: kadDHT({
+        protocol: DHT_PROTOCOL,
+        clientMode: false,
+        peerInfoMapper: passthroughMapper,
+        validators: opts.validators,
+        selectors: opts.selectors,
+        allowQueryWithZeroPeers: true
+      }),
+      pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false })
+    }
+  })
+}

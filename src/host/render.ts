@@ -1,0 +1,48 @@
+import { decodePacket } from '../packet/codec.js'
+import type { Packet } from '../packet/types.js'
+import type { InboxEntry } from '../store/inbox.js'
+
+export interface RenderedPacket {
+  seq: number
+  id: string
+  from: string
+  from_id: string
+  to: string
+  to_id: string
+  signal: string
+  payload: Packet['payload']
+  scope: Packet['scope']
+  ts: number
+  received: number
+  [key: string]: unknown
+}
+
+const OPTIONAL = ['return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply'] as const
+
+/** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
+export function renderEntry (entry: InboxEntry, label: (id: string) => string): RenderedPacket {
+  const p = decodePacket(entry.packet)
+  const out: RenderedPacket = {
+    seq: entry.seq,
+    id: p.id,
+    from: nameOf(p.from, p.from_name, label),
+    from_id: p.from,
+    to: nameOf(p.to, p.to_name, label),
+    to_id: p.to,
+    signal: p.signal,
+    payload: p.payload,
+    scope: p.scope,
+    ts: p.ts,
+    received: entry.received
+  }
+  for (const key of OPTIONAL) {
+    if (p[key] !== undefined) out[key] = p[key]
+  }
+  return out
+}
+
+/** The verified name this host knows for a node, else the name the packet carries. */
+function nameOf (id: string, carried: string | undefined, label: (id: string) => string): string {
+  const known = label(id)
+  return known !== id ? known : (carried ?? id)
+}

@@ -1,0 +1,41 @@
+import { statSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Host } from './host.js'
+
+function dirSize (dir: string): number {
+  let total = 0
+  for (const f of readdirSync(dir)) {
+    try { total += statSync(join(dir, f)).size } catch { /* file went away */ }
+  }
+  return total
+}
+
+export async function hostStatus (host: Host): Promise<Record<string, unknown>> {
+  const nodes = []
+  for (const n of host.nodes.list()) {
+    const info = await host.inbox.info(n.record.id)
+    nodes.push({ name: n.record.name, id: n.record.id, kind: n.record.kind, parent: n.record.parent, inbox: info })
+  }
+  const outbox = host.outbox.totals()
+  return {
+    pid: process.pid,
+    peerId: host.libp2p.peerId.toString(),
+    addrs: host.libp2p.getMultiaddrs().map(String),
+    home: host.paths.home,
+    uptime_ms: Date.now() - host.startedAt,
+    durability: host.config.durability,
+    mdns: host.config.mdns,
+    peers: host.libp2p.getPeers().map(String),
+    nodes,
+    outbox: { queued: outbox.queued, dead: outbox.dead, by_destination: outbox.byDestination },
+    links: host.delivery.linkStates(),
+    store_bytes: dirSize(host.paths.store),
+    rss_bytes: process.memoryUsage().rss
+  }
+}
+
+export function nodeList (host: Host): Array<Record<string, unknown>> {
+  const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent }))
+  const remote = host.directory.list().map((c) => ({ name: c.name, id: c.nodeId, kind: c.kind, host: c.hostPeerId, local: false, parent: c.parent }))
+  return [...local, ...remote]
+}

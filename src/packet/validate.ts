@@ -1,0 +1,146 @@
+import { isNodeId } from '../identity/node-key.js'
+import { InvalidPacketError, UnknownSignalError } from '../util/errors.js'
+import { isUlid } from '../util/ulid.js'
+import { checkSignalPayload } from './rules.js'
+import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './types.js'
+import type { Packet, Payload, Priority, Proof, Scope, Signal, Zone } from './types.js'
+
+export const MAX_TEXT_FIELD = 256 * 1024
+const MAX_FILES = 1000
+const MAX_OPTIONS = 100
+const MAX_ID_FIELD = 256
+const MAX_PROOF_ITEMS = 16
+
+type Obj = Record<string, unknown>
+
+function isObj (v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array)
+}
+
+function str (o: Obj, key: string, max = MAX_ID_FIELD): string {
+  const v = o[key]
+  if (typeof v !== 'string' || v.length === 0 || v.length > max) {
+    throw new InvalidPacketError(`packet.${key} must be a non-empty string of at most ${max} characters`)
+  }
+  return v
+}
+
+function optStr (o: Obj, key: string, max = MAX_ID_FIELD): string | undefined {
+  return o[key] === undefined ? undefined : str(o, key, max)
+}
+
+function nodeIdField (o: Obj, key: string): string {
+  const v = str(o, key)
+  if (!isNodeId(v)) throw new InvalidPacketError(`packet.${key} is not a node id: ${v}`)
+  return v
+}
+
+function signalField (v: unknown): Signal {
+  if (typeof v !== 'string' || !(SIGNALS as readonly string[]).includes(v)) {
+    throw new UnknownSignalError(`unknown signal: ${String(v)} (known: ${SIGNALS.join(', ')})`)
+  }
+  return v as Signal
+}
+
+function scopeField (v: unknown): Scope {
+  if (v === undefined) return { files: [], zone: 'project' }
+  if (!isObj(v)) throw new InvalidPacketError('packet.scope must be an object')
+  const files = v.files ?? []
+  if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= 4096)) {
+    throw new InvalidPacketError(`packet.scope.files must be at most ${MAX_FILES} strings`)
+  }
+  const zone = v.zone ?? 'project'
+  if (typeof zone !== 'string' || !(ZONES as readonly string[]).includes(zone)) {
+    throw new InvalidPacketError(`packet.scope.zone must be one of ${ZONES.join(', ')}`)
+  }
+  return { files: files as string[], zone: zone as Zone }
+}
+
+function payloadField (v: unknown): Payload {
+  if (!isObj(v)) throw new InvalidPacketError('packet.payload must be an object')
+  const out: Payload = {}
+  for (const [key, value] of Object.entries(v)) {
+    if (value === undefined) continue
+    if (!(PAYLOAD_FIELDS as readonly string[]).includes(key)) {
+      throw new InvalidPacketError(`packet.payload.${key} is not a payload field (known: ${PAYLOAD_FIELDS.join(', ')})`)
+    }
+    if (key === 'options') {
+      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= 4096)) {
+        throw new InvalidPacketError(`packet.payload.options must be 1..${MAX_OPTIONS} strings`)
+      }
+      out.options = value as string[]
+    } else {
+      if (typeof value !== 'string' || value.length > MAX_TEXT_FIELD) {
+        throw new InvalidPacketError(`packet.payload.${key} must be a string of at most ${MAX_TEXT_FIELD} characters`)
+      }
+      out[key as 'text' | 'context' | 'decision' | 'result'] = value
+    }
+  }
+  return out
+}
+
+function bytesList (v: unknown, name: string): Uint8Array[] | undefined {
+  if (v === undefined) return undefined
+  if (!Array.isArray(v) || v.length > MAX_PROOF_ITEMS || !v.every((x) => x instanceof Uint8Array)) {
+    throw new InvalidPacketError(`packet.proof.${name} must be at most ${MAX_PROOF_ITEMS} byte strings`)
+  }
+  return v as Uint8Array[]
+}
+
+function proofField (v: unknown): Proof | undefined {
+  if (v === undefined) return undefined
+  if (!isObj(v)) throw new InvalidPacketError('packet.proof must be an object')
+  const proof: Proof = {}
+  const lineage = bytesList(v.lineage, 'lineage')
+  const grants = bytesList(v.grants, 'grants')
+  if (lineage !== undefined) proof.lineage = lineage
+  if (grants !== undefined) proof.grants = grants
+  return proof
+}
+
+function priorityField (v: unknown): Priority | undefined {
+  if (v === undefined) return undefined
+  if (typeof v !== 'string' || !(PRIORITIES as readonly string[]).includes(v)) {
+    throw new InvalidPacketError(`packet.priority must be one of ${PRIORITIES.join(', ')}`)
+  }
+  return v as Priority
+}
+
+function optBool (o: Obj, key: string): boolean | undefined {
+  const v = o[key]
+  if (v === undefined) return undefined
+  if (typeof v !== 'boolean') throw new InvalidPacketError(`packet.${key} must be a boolean`)
+  return v
+}
+
+function envelope (o: Obj): Packet {
+  const id = str(o, 'id')
+  if (!isUlid(id)) throw new InvalidPacketError(`packet.id must be a ULID: ${id}`)
+  const ts = o.ts
+  if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0) throw new InvalidPacketError('packet.ts must be a non-negative integer (ms)')
+  const signal = signalField(o.signal)
+  const payload = payloadField(o.payload)
+  checkSignalPayload(signal, payload)
+  return { id, from: nodeIdField(o, 'from'), to: nodeIdField(o, 'to'), signal, scope: scopeField(o.scope), payload, ts }
+}
+
+/** Validate an untrusted value as a packet: shape, bounds, signal/payload rule. */
+export function validatePacket (value: unknown): Packet {
+  if (!isObj(value)) throw new InvalidPacketError('packet must be an object')
+  const p = envelope(value)
+  const optional = {
+    from_name: optStr(value, 'from_name'),
+    to_name: optStr(value, 'to_name'),
+    return_to: value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'),
+    session_id: optStr(value, 'session_id'),
+    conversation_id: optStr(value, 'conversation_id'),
+    in_reply_to: optStr(value, 'in_reply_to'),
+    priority: priorityField(value.priority),
+    requires_reply: optBool(value, 'requires_reply'),
+    proof: proofField(value.proof)
+  }
+  for (const [k, v] of Object.entries(optional)) {
+    if (v !== undefined) (p as unknown as Obj)[k] = v
+  }
+  return p
+}

@@ -1,0 +1,183 @@
+import { EventEmitter } from 'node:events'
+import * as cbor from '@ipld/dag-cbor'
+import { InboxFullError } from '../util/errors.js'
+import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
+
+const INBOX_PREFIX = 'i!'
+const CURSOR_PREFIX = 'c!'
+const DEDUP_PREFIX = 'd!'
+
+export interface InboxEntry {
+  seq: number
+  /** the packet bytes as received */
+  packet: Uint8Array
+  /** receive time, ms */
+  received: number
+}
+
+export interface AppendItem {
+  nodeId: string
+  packetId: string
+  packet: Uint8Array
+}
+
+export type AppendResult = { seq: number, duplicate: boolean } | { error: InstanceType<typeof InboxFullError> }
+
+interface NodeState { last: number, cursor: number, oldest: number }
+
+export function seqKey (nodeId: string, seq: number): string {
+  return `${INBOX_PREFIX}${nodeId}!${seq.toString(16).padStart(12, '0')}`
+}
+
+function seqFromKey (key: string): number {
+  return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
+}
+
+/**
+ * Per-node inboxes: strictly increasing, gap-free sequence numbers; a durable
+ * acked cursor per node; duplicates dropped by message id within the dedup
+ * window. Emits 'append' (nodeId, lastSeq) once entries are durable.
+ */
+export class InboxStore extends EventEmitter {
+  private readonly state = new Map<string, NodeState>()
+  /** message id -> seq, for ids whose write is queued but not yet durable */
+  private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
+
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number) {
+    super()
+    this.setMaxListeners(0)
+  }
+
+  private async loadState (nodeId: string): Promise<NodeState> {
+    let st = this.state.get(nodeId)
+    if (st !== undefined) return st
+    let last = 0
+    let oldest = 0
+    for await (const [key] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { reverse: true, limit: 1 })) last = seqFromKey(key)
+    for await (const [key] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: 1 })) oldest = seqFromKey(key)
+    const cursorBytes = await this.db.get(CURSOR_PREFIX + nodeId)
+    const cursor = cursorBytes === undefined ? 0 : fromJsonBytes<number>(cursorBytes)
+    st = this.state.get(nodeId) ?? { last: Math.max(last, cursor), cursor, oldest }
+    this.state.set(nodeId, st)
+    return st
+  }
+
+  async info (nodeId: string): Promise<{ last: number, cursor: number, unacked: number }> {
+    const st = await this.loadState(nodeId)
+    return { last: st.last, cursor: st.cursor, unacked: st.last - st.cursor }
+  }
+
+  /** A duplicate check: the seq of an already stored message id, if any. */
+  private async seen (packetId: string, own: Promise<void>): Promise<{ nodeId: string, seq: number } | undefined> {
+    const pending = this.pendingIds.get(packetId)
+    if (pending !== undefined) {
+      if (pending.done !== own) await pending.done
+      return pending
+    }
+    const bytes = await this.db.get(DEDUP_PREFIX + packetId)
+    return bytes === undefined ? undefined : fromJsonBytes<{ nodeId: string, seq: number }>(bytes)
+  }
+
+  /** Append packets; resolves once all are durable, one result per item, in order. */
+  async append (items: AppendItem[], latch?: Set<string>): Promise<AppendResult[]> {
+    // Sequence numbers are assigned under a lock, in call order, so packets
+    // from one stream keep their order even while earlier batches are syncing.
+    const prepared = this.lock.then(async () => await this.prepare(items, latch ?? new Set()))
+    this.lock = prepared.then(() => {}, () => {})
+    const { results, write, touched, finish } = await prepared
+    try {
+      await write
+    } finally {
+      finish()
+    }
+    for (const [nodeId, seq] of touched) this.emit('append', nodeId, seq)
+    return results
+  }
+
+  private lock: Promise<void> = Promise.resolve()
+
+  private async prepare (items: AppendItem[], latch: Set<string>): Promise<{ results: AppendResult[], write: Promise<void>, touched: Map<string, number>, finish: () => void }> {
+    const results: AppendResult[] = []
+    const ops: WriteOp[] = []
+    const touched = new Map<string, number>()
+    const now = Date.now()
+    let release!: () => void
+    const done = new Promise<void>((resolve) => { release = resolve })
+    const mine: string[] = []
+    for (const item of items) {
+      const prior = await this.seen(item.packetId, done)
+      if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
+      const st = await this.loadState(item.nodeId)
+      if (latch.has(item.nodeId) || st.last - st.cursor >= this.cap) {
+        // once a node's inbox refused a packet, later ones for it in the same
+        // stream are refused too, so a retry cannot overtake them (FIFO)
+        latch.add(item.nodeId)
+        results.push({ error: new InboxFullError(`inbox of ${item.nodeId} is full (${this.cap} unacknowledged packets)`) })
+        continue
+      }
+      const seq = ++st.last
+      this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
+      mine.push(item.packetId)
+      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value: cbor.encode({ r: now, p: item.packet }) })
+      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: toJsonBytes({ nodeId: item.nodeId, seq }) })
+      touched.set(item.nodeId, seq)
+      results.push({ seq, duplicate: false })
+    }
+    const write = ops.length > 0 ? this.committer.write(ops) : Promise.resolve()
+    const finish = (): void => {
+      for (const id of mine) this.pendingIds.delete(id)
+      release()
+    }
+    return { results, write, touched, finish }
+  }
+
+  /** Entries with seq > after, in order, at most `limit`. Reads only durable data. */
+  async read (nodeId: string, after: number, limit: number): Promise<InboxEntry[]> {
+    const out: InboxEntry[] = []
+    for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
+      const v = cbor.decode<{ r: number, p: Uint8Array }>(value)
+      out.push({ seq: seqFromKey(key), packet: v.p, received: v.r })
+    }
+    return out
+  }
+
+  /** Move the durable cursor forward (never backward). Returns the cursor. */
+  async ack (nodeId: string, seq: number): Promise<number> {
+    const st = await this.loadState(nodeId)
+    const target = Math.min(seq, st.last)
+    if (target <= st.cursor) return st.cursor
+    st.cursor = target
+    await this.committer.write([{ type: 'put', key: CURSOR_PREFIX + nodeId, value: toJsonBytes(target) }])
+    this.emit('ack', nodeId, target)
+    return target
+  }
+
+  /**
+   * Retention: delete acked entries received before `olderThan`, and acked
+   * entries beyond the newest `keepAcked` per node. Returns how many went.
+   */
+  async prune (nodeId: string, olderThan: number, keepAcked: number): Promise<number> {
+    const st = await this.loadState(nodeId)
+    const ops: WriteOp[] = []
+    const keepFrom = st.cursor - keepAcked
+    for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: 10_000 })) {
+      const seq = seqFromKey(key)
+      if (seq > st.cursor) break
+      const received = cbor.decode<{ r: number }>(value).r
+      if (seq > keepFrom && received >= olderThan) break
+      ops.push({ type: 'del', key })
+    }
+    if (ops.length > 0) await this.committer.write(ops)
+    return ops.length
+  }
+
+  /** Drop dedup entries for message ids minted before `beforeId` (ULIDs sort by time). */
+  async pruneDedup (beforeId: string): Promise<number> {
+    const ops: WriteOp[] = []
+    for await (const [key] of this.db.iterator({ gt: DEDUP_PREFIX, lt: DEDUP_PREFIX + beforeId, limit: 10_000 })) {
+      ops.push({ type: 'del', key })
+    }
+    if (ops.length > 0) await this.committer.write(ops)
+    return ops.length
+  }
+}

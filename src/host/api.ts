@@ -8,6 +8,10 @@ import { renderEntry } from './render.js'
 import { resolveTarget } from './resolve.js'
 import { sendMessage } from './send.js'
 import { hostStatus, nodeList } from './status.js'
+import { aclMethods } from './api-acl.js'
+import { agentsMethods } from './api-agents.js'
+import { discoveryMethods } from './api-discovery.js'
+import { mcpMethods } from './api-mcp.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -117,6 +121,10 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
       params: z.object({ limit: z.number().int().min(1).max(100_000).optional() }).strict(),
       call: async (p) => (await host.outbox.deadLetters(p.limit ?? 1000)).map((d) => ({ ...d, packet: undefined, to_name: host.label(d.to), from_name: host.label(d.from) }))
     }),
-    shutdown: method({ params: z.object({}).strict(), call: async () => { setImmediate(shutdown); return { stopping: true } } })
+    shutdown: method({ params: z.object({}).strict(), call: async () => { setImmediate(shutdown); return { stopping: true } } }),
+    ...aclMethods(host),
+    ...discoveryMethods(host),
+    ...mcpMethods(host),
+    ...agentsMethods(host)
   }
 }

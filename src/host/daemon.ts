@@ -2,6 +2,7 @@ import { ControlServer } from '../control/server.js'
 import { controlMethods } from './api.js'
 import type { HostConfig } from './config.js'
 import { Host } from './host.js'
+import { installDiscovery } from '../discovery/install.js'
 
 export interface DaemonOptions {
   home: string
@@ -33,6 +34,7 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
   }
   try {
     await host.start()
+    await installDiscovery(host)
     control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }), host.log)
     await control.start()
   } catch (err) {

@@ -1,0 +1,153 @@
+import { ControlClient } from '../../control/client.js'
+import { homePaths } from '../../host/paths.js'
+import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
+import { bool, needPositionals, str } from '../args.js'
+import type { Command } from '../command.js'
+import { connectOrStart } from '../connect.js'
+import { printJson, printLine } from '../output.js'
+
+interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
+
+export const down: Command = {
+  name: 'down',
+  summary: 'stop this host\'s daemon',
+  usage: 'amesh down',
+  help: 'Stops the daemon for the home gracefully (the store is flushed and closed, the lock released).',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 0, down.usage)
+    let client: ControlClient
+    try {
+      client = await ControlClient.connect(homePaths(home).socket)
+    } catch (err) {
+      if (err instanceof DaemonNotRunningError) { printLine(`amesh is not running for ${home}`); return 0 }
+      throw err
+    }
+    const status = await client.call<{ pid: number }>('status')
+    await client.call('shutdown')
+    client.close()
+    await waitExit(status.pid)
+    if (bool(args, 'json')) printJson({ stopped: true, pid: status.pid })
+    else printLine(`amesh stopped (pid ${status.pid})`)
+    return 0
+  }
+}
+
+async function waitExit (pid: number, timeout = 20_000): Promise<void> {
+  const deadline = Date.now() + timeout
+  while (Date.now() < deadline) {
+    try { process.kill(pid, 0) } catch { return }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new DaemonNotRunningError(`the daemon (pid ${pid}) did not exit within ${timeout} ms`)
+}
+
+export const status: Command = {
+  name: 'status',
+  summary: 'host pid, id, addresses, peers, nodes, queue sizes',
+  usage: 'amesh status [--json]',
+  help: 'Shows the daemon pid, peer id, addresses, connected peers, local nodes with their inbox\ndepths, outbox depths per destination, dead letters and store size.',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 0, status.usage)
+    const client = await connectOrStart(home)
+    const s = await client.call<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>('status')
+    client.close()
+    if (bool(args, 'json')) { printJson(s); return 0 }
+    printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
+    printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
+    printLine(`peers ${(s.peers as string[]).length}  outbox queued ${s.outbox.queued}  dead ${s.outbox.dead}  store ${String(s.store_bytes)} bytes`)
+    for (const n of s.nodes) printLine(`node ${n.name}  ${n.id}  inbox last ${n.inbox.last} cursor ${n.inbox.cursor} unacked ${n.inbox.unacked}`)
+    return 0
+  }
+}
+
+export const id: Command = {
+  name: 'id',
+  summary: 'this host\'s peer id and addresses',
+  usage: 'amesh id [--json]',
+  help: 'Prints {"peerId": "...", "addrs": ["..."]} with --json; addresses include /p2p/<peer id>.',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 0, id.usage)
+    const client = await connectOrStart(home)
+    const r = await client.call<{ peerId: string, addrs: string[] }>('id')
+    client.close()
+    if (bool(args, 'json')) printJson(r)
+    else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
+    return 0
+  }
+}
+
+export const nodes: Command = {
+  name: 'nodes',
+  summary: 'cards known here (local and remote)',
+  usage: 'amesh nodes [--json]',
+  help: 'Lists the nodes of this host and the remote nodes whose signed cards this host knows,\nwith kind (external/managed), serving host and parent. --json prints one object per line.',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 0, nodes.usage)
+    const client = await connectOrStart(home)
+    const rows = await client.call<NodeRow[]>('nodes')
+    client.close()
+    for (const r of rows) {
+      if (bool(args, 'json')) printJson(r)
+      else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
+    }
+    return 0
+  }
+}
+
+export const node: Command = {
+  name: 'node',
+  summary: 'create a node on this host',
+  usage: 'amesh node add NAME [--parent NODE] [--json]',
+  help: 'Creates a node (a key, an id, an inbox) on this host. With --parent, the parent node\n(on this host) signs a lineage certificate: the two form a group. Nodes are also\ncreated implicitly on first use of a name (send --as, mcp --name).',
+  flags: { parent: 'string' },
+  run: async (args, home) => {
+    needPositionals(args, 2, node.usage)
+    if (args.positionals[0] !== 'add') throw new InvalidArgumentError(`unknown subcommand node ${args.positionals[0]}; usage: ${node.usage}`)
+    const client = await connectOrStart(home)
+    const r = await client.call<{ id: string, name: string, parent?: string, depth: number }>('node.add', { name: args.positionals[1], parent: str(args, 'parent') })
+    client.close()
+    if (bool(args, 'json')) printJson(r)
+    else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
+    return 0
+  }
+}
+
+export const card: Command = {
+  name: 'card',
+  summary: 'resolve one node\'s signed AgentCard',
+  usage: 'amesh card NAME|ID [--json]',
+  help: 'Resolves a node (local, known, connected hosts, then the DHT) and prints its signed A2A AgentCard.',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 1, card.usage)
+    const client = await connectOrStart(home)
+    const c = await client.call('card', { target: args.positionals[0] })
+    client.close()
+    if (bool(args, 'json')) printJson(c)
+    else printLine(JSON.stringify(c, null, 2))
+    return 0
+  }
+}
+
+export const ack: Command = {
+  name: 'ack',
+  summary: 'move a node\'s durable inbox cursor',
+  usage: 'amesh ack NODE SEQ',
+  help: 'Acknowledges everything in NODE\'s inbox up to and including SEQ. The cursor is durable and\nnever moves backward; unacknowledged packets are replayed to the next consumer.',
+  flags: {},
+  run: async (args, home) => {
+    needPositionals(args, 2, ack.usage)
+    const seq = Number(args.positionals[1])
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new InvalidArgumentError('SEQ must be a non-negative integer')
+    const client = await connectOrStart(home)
+    const r = await client.call<{ cursor: number }>('ack', { node: args.positionals[0], seq })
+    client.close()
+    if (bool(args, 'json')) printJson(r)
+    else printLine(`cursor ${r.cursor}`)
+    return 0
+  }
+}

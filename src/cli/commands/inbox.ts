@@ -1,0 +1,81 @@
+import type { ControlClient } from '../../control/client.js'
+import type { RenderedPacket } from '../../host/render.js'
+import { bool, int, needPositionals } from '../args.js'
+import type { Command } from '../command.js'
+import { connectOrStart } from '../connect.js'
+import { printLineAsync } from '../output.js'
+
+function human (p: RenderedPacket): string {
+  const body = p.payload.text ?? p.payload.result ?? p.payload.context ?? p.payload.options?.join(' | ') ?? ''
+  return `#${p.seq} ${new Date(p.ts).toISOString()} ${p.from} -> ${p.to} ${p.signal}: ${body}`
+}
+
+async function show (p: RenderedPacket, json: boolean): Promise<void> {
+  await printLineAsync(json ? JSON.stringify(p) : human(p))
+}
+
+async function followInbox (client: ControlClient, node: string, after: number | undefined, json: boolean, autoAck: boolean): Promise<void> {
+  let chain = Promise.resolve()
+  await client.stream('inbox.follow', { node, after }, (event) => {
+    const p = event as RenderedPacket
+    chain = chain.then(async () => {
+      await show(p, json)
+      if (autoAck) await client.call('ack', { node, seq: p.seq })
+    })
+  })
+  await chain
+}
+
+export const inbox: Command = {
+  name: 'inbox',
+  summary: 'read a node\'s inbox',
+  usage: 'amesh inbox NODE [--after SEQ] [--limit N] [--follow] [--ack] [--json]',
+  help: `Prints NODE's packets after its acked cursor (or after --after SEQ), oldest first, one per
+line (--json: one JSON object per line with seq, id, from, from_id, to, to_id, signal,
+payload, scope, ts and the optional envelope fields). --follow keeps streaming new packets.
+--ack acknowledges each printed packet (moves the durable cursor).`,
+  flags: { after: 'string', limit: 'string', follow: 'boolean', ack: 'boolean' },
+  run: async (args, home) => {
+    needPositionals(args, 1, inbox.usage)
+    const node = args.positionals[0]
+    const json = bool(args, 'json')
+    const after = int(args, 'after')
+    const client = await connectOrStart(home)
+    try {
+      if (bool(args, 'follow')) {
+        await followInbox(client, node, after, json, bool(args, 'ack'))
+        return 0
+      }
+      const entries = await client.call<RenderedPacket[]>('inbox.read', { node, after, limit: int(args, 'limit') })
+      for (const p of entries) await show(p, json)
+      if (bool(args, 'ack') && entries.length > 0) await client.call('ack', { node, seq: entries[entries.length - 1].seq })
+      return 0
+    } finally {
+      client.close()
+    }
+  }
+}
+
+export const outbox: Command = {
+  name: 'outbox',
+  summary: 'inspect the outbox (dead letters)',
+  usage: 'amesh outbox --dead [--json]',
+  help: 'With --dead, lists packets that expired (TTL) or were refused for good by the target host,\nwith the reason. Queue depths per destination are in `amesh status`.',
+  flags: { dead: 'boolean', limit: 'string' },
+  run: async (args, home) => {
+    needPositionals(args, 0, outbox.usage)
+    const client = await connectOrStart(home)
+    try {
+      if (!bool(args, 'dead')) {
+        const s = await client.call<{ outbox: unknown }>('status')
+        await printLineAsync(JSON.stringify(s.outbox))
+        return 0
+      }
+      const dead = await client.call<Array<Record<string, unknown>>>('outbox.dead', { limit: int(args, 'limit') })
+      for (const d of dead) await printLineAsync(bool(args, 'json') ? JSON.stringify(d) : `${String(d.packetId)} to ${String(d.to_name)}: ${String(d.code)} ${String(d.reason)}`)
+      return 0
+    } finally {
+      client.close()
+    }
+  }
+}

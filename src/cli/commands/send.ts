@@ -1,0 +1,104 @@
+import { createInterface } from 'node:readline'
+import type { ControlClient } from '../../control/client.js'
+import { SIGNAL_RULES } from '../../packet/rules.js'
+import type { PayloadField, Signal } from '../../packet/types.js'
+import { SIGNALS } from '../../packet/types.js'
+import { errorCode, errorMessage, InvalidArgumentError } from '../../util/errors.js'
+import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
+import type { Command } from '../command.js'
+import { connectOrStart } from '../connect.js'
+import { printJson, printLine } from '../output.js'
+
+/** TEXT fills the signal's main payload field: text for MESSAGE/ESCALATE, result for RETURN, else context. */
+export function primaryField (signal: Signal): PayloadField {
+  const allowed = SIGNAL_RULES[signal].allowed
+  if (allowed.includes('text')) return 'text'
+  if (allowed.includes('result')) return 'result'
+  return 'context'
+}
+
+function signalOf (args: Parsed): Signal {
+  const s = (str(args, 'signal') ?? 'MESSAGE').toUpperCase()
+  if (!(SIGNALS as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown signal ${s} (known: ${SIGNALS.join(', ')})`)
+  return s as Signal
+}
+
+function payloadOf (args: Parsed): Record<string, unknown> {
+  const raw = str(args, 'payload')
+  if (raw === undefined) return {}
+  let v: unknown
+  try { v = JSON.parse(raw) } catch { throw new InvalidArgumentError('--payload must be a JSON object') }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InvalidArgumentError('--payload must be a JSON object')
+  return v as Record<string, unknown>
+}
+
+function baseRequest (args: Parsed, as: string, to: string): Record<string, unknown> {
+  const ttl = str(args, 'ttl')
+  return {
+    as,
+    to,
+    signal: signalOf(args),
+    conversation_id: str(args, 'conversation'),
+    in_reply_to: str(args, 'reply-to'),
+    priority: str(args, 'priority'),
+    zone: str(args, 'zone'),
+    requires_reply: bool(args, 'requires-reply') ? true : undefined,
+    ttl_ms: ttl === undefined ? undefined : parseDuration(ttl)
+  }
+}
+
+function withText (base: Record<string, unknown>, payload: Record<string, unknown>, text: string): Record<string, unknown> {
+  const field = primaryField(base.signal as Signal)
+  return { ...base, payload: { ...payload, [field]: text } }
+}
+
+async function sendStdin (client: ControlClient, base: Record<string, unknown>, payload: Record<string, unknown>): Promise<number> {
+  let failures = 0
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity })
+  for await (const line of rl) {
+    if (line === '') continue
+    try {
+      printJson(await client.call('send', withText(base, payload, line)))
+    } catch (err) {
+      failures++
+      printJson({ error: { code: errorCode(err), message: errorMessage(err) } })
+    }
+  }
+  return failures === 0 ? 0 : 1
+}
+
+export const send: Command = {
+  name: 'send',
+  summary: 'send a message (durable before it returns)',
+  usage: 'amesh send --as NODE TO TEXT|- [--signal S] [--payload JSON] [--conversation ID] [--reply-to MSGID] [--ttl DURATION] [--json]',
+  help: `Sends from local node NODE (created on first use) to TO (a node name or did:key id).
+Returns once the packet is durable: "queued" in the outbox for a remote host, or
+"delivered" into a local node's inbox. TEXT fills the signal's main field (text for
+MESSAGE/ESCALATE, result for RETURN, context otherwise); with - as TEXT, every stdin line
+is one message and one JSON result line is printed per message.
+
+  --signal S          MESSAGE (default), SPAWN, RETURN, BLOCKED_ON, CHECKPOINT, HANDOFF, ESCALATE, ERROR
+  --payload JSON      more payload fields the signal allows: {"context": "...", "options": ["a","b"], ...}
+  --conversation ID   conversation id; --reply-to MSGID sets in_reply_to (and keeps its conversation)
+  --priority P        low | normal | high;  --requires-reply;  --zone kernel|project|personal
+  --ttl DURATION      outbox time-to-live (e.g. 30s, 10m, 2h; default 24h); then a dead letter`,
+  flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string' },
+  run: async (args, home) => {
+    needPositionals(args, 2, send.usage)
+    const as = str(args, 'as')
+    if (as === undefined) throw new InvalidArgumentError(`--as NODE is required; usage: ${send.usage}`)
+    const [to, text] = args.positionals
+    const base = baseRequest(args, as, to)
+    const payload = payloadOf(args)
+    const client = await connectOrStart(home)
+    try {
+      if (text === '-') return await sendStdin(client, base, payload)
+      const r = await client.call<{ id: string, state: string }>('send', withText(base, payload, text))
+      if (bool(args, 'json')) printJson(r)
+      else printLine(`${r.id} ${r.state}`)
+      return 0
+    } finally {
+      client.close()
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process'
+import { mkdirSync, openSync, chmodSync } from 'node:fs'
+import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
+import { runDaemon } from '../../host/daemon.js'
+import { homePaths } from '../../host/paths.js'
+import { bool, list, str, type Parsed } from '../args.js'
+import type { Command } from '../command.js'
+import { BIN, waitForDaemon } from '../connect.js'
+import { printJson, printLine } from '../output.js'
+
+function configFor (args: Parsed, home: string): HostConfig {
+  const cfg = loadConfigFile(homePaths(home).config)
+  const listen = list(args, 'listen')
+  if (listen.length > 0) cfg.listen = listen
+  cfg.peers = [...cfg.peers, ...list(args, 'peer')]
+  if (bool(args, 'no-mdns')) cfg.mdns = false
+  cfg.mdns = mdnsFromEnv(cfg.mdns)
+  const durability = str(args, 'durability')
+  if (durability !== undefined) cfg.durability = parseDurability(durability)
+  return cfg
+}
+
+/** The flags to hand to the background process: all but --detach and --home. */
+function childArgs (args: Parsed): string[] {
+  const out: string[] = []
+  for (const [name, value] of args.flags) {
+    if (name === 'detach' || name === 'home' || name === 'json') continue
+    if (value === true) out.push(`--${name}`)
+    else if (Array.isArray(value)) for (const v of value) out.push(`--${name}`, v)
+    else if (typeof value === 'string') out.push(`--${name}`, value)
+  }
+  return out
+}
+
+async function detach (args: Parsed, home: string): Promise<number> {
+  const paths = homePaths(home)
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  chmodSync(home, 0o700)
+  const log = openSync(paths.log, 'a', 0o600)
+  const child = spawn(process.execPath, [BIN, 'up', ...childArgs(args), '--home', home], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: { ...process.env, AMESH_LOG_FILE: paths.log }
+  })
+  let exitCode: number | null = null
+  child.on('exit', (code) => { exitCode = code ?? 1 })
+  const client = await waitForDaemon(home, () => exitCode)
+  const id = await client.call<{ peerId: string, addrs: string[] }>('id')
+  client.close()
+  child.unref()
+  if (bool(args, 'json')) printJson({ pid: child.pid, ...id })
+  else printLine(`amesh is up (pid ${child.pid ?? '?'}), peer ${id.peerId}\n  ${id.addrs.join('\n  ')}\nlogs: ${paths.log}`)
+  return 0
+}
+
+async function foreground (args: Parsed, home: string): Promise<number> {
+  const daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
+  const id = daemon.host.libp2p.peerId.toString()
+  process.stderr.write(`amesh is up, peer ${id}\n  ${daemon.host.libp2p.getMultiaddrs().map(String).join('\n  ')}\n`)
+  await daemon.stopped
+  return 0
+}
+
+export const up: Command = {
+  name: 'up',
+  summary: 'start this host\'s amesh daemon',
+  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--detach]',
+  help: `Starts the host daemon for the home: a libp2p peer (TCP, Noise, Yamux, Kademlia DHT,
+mDNS, gossipsub), the LevelDB store and the control socket. Runs in the foreground
+until SIGINT/SIGTERM or \`amesh down\`; with --detach it runs in the background and logs
+to <home>/amesh.log. A second \`amesh up\` on the same home fails: one process owns a store.
+
+  --listen MULTIADDR   listen address (repeatable); default /ip4/0.0.0.0/tcp/4747
+  --peer MULTIADDR     bootstrap peer (repeatable), e.g. /ip4/10.0.0.2/tcp/4747/p2p/12D3Koo...
+  --no-mdns            no LAN discovery (also: mdns: false in config.yaml, AMESH_MDNS=off)
+  --durability MODE    always | batch (default) | none — see docs/CONFIGURATION.md
+  --detach             run in the background; print the peer id and addresses, then exit`,
+  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean' },
+  run: async (args, home) => {
+    if (bool(args, 'detach')) {
+      configFor(args, home) // fail early on bad flags or config
+      return await detach(args, home)
+    }
+    return await foreground(args, home)
+  }
+}

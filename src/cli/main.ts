@@ -1,0 +1,60 @@
+import { resolveHome } from '../host/paths.js'
+import { errorMessage } from '../util/errors.js'
+import { bool, parseArgs, str } from './args.js'
+import { COMMON_FLAGS, type Command } from './command.js'
+import { ack, card, down, id, node, nodes, status } from './commands/basic.js'
+import { inbox, outbox } from './commands/inbox.js'
+import { join } from './commands/join.js'
+import { send } from './commands/send.js'
+import { up } from './commands/up.js'
+import { extraCommands } from './registry.js'
+
+const COMMANDS: Command[] = [up, down, status, id, join, node, nodes, card, send, inbox, ack, outbox, ...extraCommands]
+
+function usage (): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length))
+  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`)
+  return `amesh — a peer-to-peer message substrate for AI agents
+
+usage: amesh <command> [options]      (amesh <command> --help for details)
+
+commands:
+${lines.join('\n')}
+
+every command takes --home DIR (default $AMESH_HOME, else ~/.amesh); listings take --json.
+every command but \`up\` starts the daemon (detached) when none runs for the home.`
+}
+
+function commandHelp (c: Command): string {
+  return `usage: ${c.usage}\n\n${c.help}\n\n  --home DIR           the amesh home (default $AMESH_HOME, else ~/.amesh)\n  --json               machine-readable output`
+}
+
+/** The CLI entry: parse, run, map errors to one line on stderr and a non-zero exit. */
+export async function main (argv: string[]): Promise<void> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage() + '\n')
+    process.exitCode = name === undefined ? 1 : 0
+    return
+  }
+  const command = COMMANDS.find((c) => c.name === name)
+  if (command === undefined) {
+    process.stderr.write(`amesh: unknown command "${name}" (see amesh --help)\n`)
+    process.exitCode = 2
+    return
+  }
+  try {
+    const args = parseArgs(rest, { ...COMMON_FLAGS, ...command.flags })
+    if (bool(args, 'help')) { process.stdout.write(commandHelp(command) + '\n'); return }
+    process.exitCode = await command.run(args, resolveHome(str(args, 'home')))
+  } catch (err) {
+    process.stderr.write(`amesh ${name}: ${errorMessage(err)}\n`)
+    process.exitCode = 1
+  }
+  exitSoon()
+}
+
+/** CLI commands end when their work is done, even if a socket lingers. */
+function exitSoon (): void {
+  setImmediate(() => process.exit(process.exitCode ?? 0))
+}

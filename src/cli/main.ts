@@ -8,8 +8,9 @@ import { join } from './commands/join.js'
 import { send } from './commands/send.js'
 import { up } from './commands/up.js'
 import { extraCommands } from './registry.js'
+import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
 
-const COMMANDS: Command[] = [up, down, status, id, join, node, nodes, card, send, inbox, ack, outbox, ...extraCommands]
+const COMMANDS: Command[] = [up, down, status, id, join, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
 
 function usage (): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -56,5 +57,8 @@ export async function main (argv: string[]): Promise<void> {
 
 /** CLI commands end when their work is done, even if a socket lingers. */
 function exitSoon (): void {
-  setImmediate(() => process.exit(process.exitCode ?? 0))
+  // stdout to a pipe is asynchronous: exit only once everything written is flushed
+  process.stdout.write('', () => {
+    process.stderr.write('', () => process.exit(process.exitCode ?? 0))
+  })
 }

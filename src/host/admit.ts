@@ -19,7 +19,7 @@ export async function admitPacket (host: Host, packet: Packet, remotePeer: strin
   if (served !== remotePeer) {
     return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
   }
-  return null
+  return host.acl.admit(packet)
 }
 
 async function peerOf (host: Host, peer: string): Promise<import('@libp2p/interface').PeerId> {

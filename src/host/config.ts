@@ -22,8 +22,10 @@ export interface HostConfig {
   retentionAge: number
   /** ...and beyond this many acked entries per node */
   retentionKeep: number
-  /** duplicate message ids are remembered this long, ms */
+  /** duplicate message ids are remembered this long, ms; older packets are refused as stale */
   dedupWindow: number
+  /** dead letters are kept this long, ms */
+  deadRetention: number
   /** lineage depth limit: 1 = a child may not start children */
   maxDepth: number
   /** denied-attempt notices: at most one per sender per window, ms */
@@ -42,6 +44,7 @@ export function defaultConfig (): HostConfig {
     retentionAge: HOUR,
     retentionKeep: 1000,
     dedupWindow: 7 * DAY,
+    deadRetention: 7 * DAY,
     maxDepth: 1,
     deniedNoticeWindow: 60 * SECOND
   }
@@ -70,7 +73,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'policy', 'denied_notice_window_ms'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -99,6 +102,7 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     retentionAge: num(r, 'retention_age_ms', base.retentionAge),
     retentionKeep: num(r, 'retention_keep', base.retentionKeep),
     dedupWindow: num(r, 'dedup_window_ms', base.dedupWindow),
+    deadRetention: num(r, 'dead_retention_ms', base.deadRetention),
     maxDepth: policyDepth(r, base.maxDepth),
     deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow)
   }

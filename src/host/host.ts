@@ -4,13 +4,12 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { CardExchange } from '../discovery/cards-protocol.js'
 import { Directory } from '../discovery/directory.js'
 import { DeliveryService } from '../delivery/service.js'
-import { Committer, openDb, type RawDb } from '../store/db.js'
+import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
 import { StoreLockedError, errorMessage } from '../util/errors.js'
 import { createLogger, type Logger } from '../util/log.js'
-import { ulid } from '../util/ulid.js'
 import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
 import { buildLibp2p } from './libp2p.js'
@@ -18,6 +17,7 @@ import { LocalCards } from './local-cards.js'
 import { homePaths, type HomePaths } from './paths.js'
 import { PeerBook } from './peer-book.js'
 import { admitPacket } from './admit.js'
+import { AclService } from './acl/acl-service.js'
 import type { Packet } from '../packet/types.js'
 import type { LocalNode } from '../store/nodes.js'
 import type { Target } from './resolve.js'
@@ -47,6 +47,7 @@ export class Host {
   exchange!: CardExchange
   delivery!: DeliveryService
   peerBook!: PeerBook
+  acl!: AclService
   readonly startedAt = Date.now()
   /** DHT lookup of a name or node id; installed by discovery when the DHT runs */
   lookup?: (target: string) => Promise<boolean>
@@ -81,19 +82,25 @@ export class Host {
     this.cards = new LocalCards(this.libp2p)
     this.exchange = new CardExchange(this.libp2p, this.directory, () => this.nodes.list().map((n) => this.cards.cardOf(n)), this.log)
     await this.exchange.start()
+    this.acl = new AclService(this)
+    this.authorizeSend = async (packet, from, target) => await this.acl.authorizeSend(packet, from, target)
+    this.createChild = async (name, parent) => await this.acl.createChild(name, parent)
     this.delivery = new DeliveryService({
       libp2p: this.libp2p,
       committer: this.committer,
       inbox: this.inbox,
       outbox: this.outbox,
       admit: async (packet, remote) => await admitPacket(this, packet, remote),
+      onDenied: (packet, denial) => this.acl.deniedNotice(packet, denial),
       label: (id) => this.label(id),
       log: this.log
     })
+    await this.acl.start()
     await this.delivery.start()
     this.wirePeerEvents()
     this.retentionTimer = setInterval(() => { void this.retention() }, RETENTION_INTERVAL)
     this.retentionTimer.unref()
+    setImmediate(() => { void this.retention() })
     this.log(`host ${this.libp2p.peerId.toString()} listening on ${this.libp2p.getMultiaddrs().map(String).join(' ')}`)
   }
 
@@ -106,10 +113,10 @@ export class Host {
       }
       throw err
     }
-    this.committer = new Committer(this.db, this.config.durability)
+    this.committer = new Committer(batchTarget(this.db), this.config.durability)
     this.nodes = new NodeStore(this.db, this.committer)
     await this.nodes.load()
-    this.inbox = new InboxStore(this.db, this.committer, this.config.inboxPerNode)
+    this.inbox = new InboxStore(this.db, this.committer, this.config.inboxPerNode, this.config.dedupWindow)
     this.outbox = new OutboxStore(this.db, this.committer, this.config.outboxPerDestination)
     await this.outbox.load()
     this.peerBook = new PeerBook(this.db, this.committer)
@@ -161,17 +168,31 @@ export class Host {
     void this.exchange.exchangeAll()
   }
 
+  /**
+   * Retention pass (at start, then every RETENTION_INTERVAL): acked inbox
+   * entries past retention_age_ms / retention_keep, message ids older than
+   * the dedup window, dead letters older than dead_retention_ms.
+   */
   private async retention (): Promise<void> {
+    if (this.retaining || this.stopping !== undefined) return
+    this.retaining = true
     try {
       const now = Date.now()
+      let inbox = 0
       for (const node of this.nodes.list()) {
-        await this.inbox.prune(node.record.id, now - this.config.retentionAge, this.config.retentionKeep)
+        inbox += await this.inbox.prune(node.record.id, now - this.config.retentionAge, this.config.retentionKeep)
       }
-      await this.inbox.pruneDedup(ulid(now - this.config.dedupWindow).slice(0, 10))
+      const dedup = await this.inbox.pruneDedup(now)
+      const dead = await this.outbox.pruneDead(now - this.config.deadRetention)
+      this.log(`retention pass: pruned ${inbox} inbox entries, ${dedup} message ids, ${dead} dead letters`)
     } catch (err) {
       this.log(`retention: ${errorMessage(err)}`)
+    } finally {
+      this.retaining = false
     }
   }
+
+  private retaining = false
 
   async stop (): Promise<void> {
     this.stopping ??= this.doStop()

@@ -9,15 +9,25 @@ import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import type { PrivateKey } from '@libp2p/interface'
 import { createLibp2p, type Libp2p } from 'libp2p'
+import { announceFilter } from '../discovery/addrs.js'
+import { lanOnly } from '../discovery/mdns-filter.js'
+import { ameshSelectors, ameshValidators } from '../discovery/records.js'
+import { SelectingDatastore } from '../discovery/record-store.js'
 
 export const DHT_PROTOCOL = '/amesh/kad/1.0.0'
+/** mDNS service name: amesh hosts find each other, not every libp2p program on the LAN. */
+export const MDNS_SERVICE_TAG = '_amesh._udp.local'
+/** How often mDNS queries the LAN, ms. */
+export const MDNS_INTERVAL = 2000
 
 export interface Libp2pOptions {
   privateKey: PrivateKey
   listen: string[]
   peers: string[]
   mdns: boolean
+  /** DHT record validators; default: amesh's (signed cards and name claims) */
   validators?: Validators
+  /** DHT record selectors; default: amesh's (newest card, largest claim set) */
   selectors?: Selectors
 }
 
@@ -25,20 +35,23 @@ type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
 
 function discoveries (opts: Libp2pOptions): Discovery[] {
   const list: Discovery[] = []
-  if (opts.mdns) list.push(mdns({ interval: 5000 }))
+  if (opts.mdns) list.push(lanOnly(mdns({ interval: MDNS_INTERVAL, serviceTag: MDNS_SERVICE_TAG })))
   if (opts.peers.length > 0) list.push(bootstrap({ list: opts.peers, timeout: 100 }))
   return list
 }
 
 /**
  * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
- * Kademlia DHT (server mode, private addresses kept), gossipsub, mDNS and
- * bootstrap. Limits are raised for a local mesh where many hosts connect at once.
+ * Kademlia DHT (server mode, private addresses kept, amesh record validators
+ * and selectors), gossipsub, mDNS and bootstrap. Loopback addresses are not
+ * announced when the host has others. Limits are raised for a local mesh where
+ * many hosts connect at once.
  */
 export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
   return await createLibp2p({
     privateKey: opts.privateKey,
-    addresses: { listen: opts.listen },
+    datastore: new SelectingDatastore(opts.selectors ?? ameshSelectors),
+    addresses: { listen: opts.listen, announceFilter },
     transports: [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
@@ -57,8 +70,8 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
         protocol: DHT_PROTOCOL,
         clientMode: false,
         peerInfoMapper: passthroughMapper,
-        validators: opts.validators,
-        selectors: opts.selectors,
+        validators: opts.validators ?? ameshValidators,
+        selectors: opts.selectors ?? ameshSelectors,
         allowQueryWithZeroPeers: true
       }),
       pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false })

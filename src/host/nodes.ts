@@ -5,7 +5,5 @@ import type { Host } from './host.js'
 export async function ensureNode (host: Host, name: string): Promise<LocalNode> {
   const existing = host.nodes.get(name)
   if (existing !== undefined) return existing
-  const node = await host.nodes.create(name, 'external')
-  host.announce()
-  return node
+  return await host.addNode(name)
 }

@@ -1,0 +1,158 @@
+import { peerIdFromString } from '@libp2p/peer-id'
+import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../../acl/index.js'
+import type { Denial } from '../../delivery/receiver.js'
+import type { Packet, Signal, Zone } from '../../packet/types.js'
+import type { LocalNode } from '../../store/nodes.js'
+import { InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../../util/errors.js'
+import type { Host } from '../host.js'
+import { resolveTarget, type Target } from '../resolve.js'
+import { checkReceive, checkSend, denialError } from './acl-check.js'
+import { AclStore, type ChainRecord } from './acl-store.js'
+import { GrantExchange, type GrantBundle } from './grant-exchange.js'
+import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
+
+export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
+
+const DEFAULT_GRANT_LIFETIME = 30 * 24 * 3600 * 1000
+
+/** Lineage, grants, revocations, blocks and profiles of one host, wired into its send and receive paths. */
+export class AclService {
+  readonly store: AclStore
+  private exchange!: GrantExchange
+  private readonly lastNotice = new Map<string, number>()
+
+  constructor (private readonly host: Host) {
+    this.store = new AclStore(host.db, host.committer)
+  }
+
+  async start (): Promise<void> {
+    await this.store.load()
+    this.exchange = new GrantExchange(this.host.libp2p, {
+      learn: async (bundle, from) => await this.learn(bundle, from),
+      bundleFor: (peer) => this.bundleFor(peer)
+    }, this.host.log)
+    await this.exchange.start()
+  }
+
+  private async learn (bundle: GrantBundle, from: string): Promise<void> {
+    for (const bytes of bundle.revocations) {
+      try { await this.store.revoke(bytes) } catch (err) { this.host.log(`revocation from ${from} rejected: ${errorMessage(err)}`) }
+    }
+    for (const chain of bundle.chains) {
+      try {
+        const aud = decodeToken(chain[chain.length - 1]).payload.aud
+        if (this.host.nodes.get(aud) !== undefined) await this.store.hold(chain)
+      } catch (err) {
+        this.host.log(`grant chain from ${from} rejected: ${errorMessage(err)}`)
+      }
+    }
+  }
+
+  private bundleFor (peer: string): GrantBundle {
+    const chains = this.store.allIssued().filter((r) => this.host.directory.hostOf(r.aud) === peer).map((r) => r.chain)
+    return { chains, revocations: this.store.allRevocations() }
+  }
+
+  /** Sender side: attaches proof to the packet, throws the denial with the grant command that would allow it. */
+  async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
+    const decision = checkSend(this.host, this.store, packet, from, target)
+    if (decision.allow) return
+    if (target.kind === 'local') this.deniedNotice(packet, { code: decision.code, reason: decision.reason })
+    throw denialError(decision, from.record.name, target.name, packet.signal)
+  }
+
+  admit (packet: Packet): Denial | null {
+    return checkReceive(this.host, this.store, packet, this.host.directory.get(packet.from)?.name)
+  }
+
+  /** A "denied attempt" notice in the target's inbox: sender, signal, time, reason — never the body; rate-limited. */
+  deniedNotice (packet: Packet, denial: Denial): void {
+    if (this.host.nodes.get(packet.to) === undefined) return
+    const key = `${packet.to}|${packet.from}`
+    const now = Date.now()
+    const last = this.lastNotice.get(key) ?? 0
+    if (now - last < this.host.config.deniedNoticeWindow) return
+    this.lastNotice.set(key, now)
+    if (this.lastNotice.size > 10_000) this.lastNotice.clear()
+    const who = `${this.host.label(packet.from)} (${packet.from})`
+    void this.host.delivery.notice(packet.to, `denied attempt: ${who} tried to send ${packet.signal} at ${new Date(packet.ts).toISOString()}: ${denial.code}: ${denial.reason}`)
+  }
+
+  /** Create a node under a local parent: the parent signs its lineage certificate. */
+  async createChild (name: string, parentName?: string): Promise<LocalNode> {
+    if (this.host.nodes.get(name) !== undefined) {
+      throw new NameCollisionError(`node ${name} already exists on this host${parentName !== undefined ? '; re-parenting an existing node is refused' : ''}`)
+    }
+    if (parentName === undefined) return await this.host.nodes.create(name, 'external')
+    const parent = this.host.nodes.get(parentName)
+    if (parent === undefined) throw new UnknownNodeError(`no node named ${parentName} on this host to be the parent`)
+    checkDepthPolicy(parent.record.depth, this.host.config.maxDepth)
+    const parentPath = lineagePathOf(parent.record)
+    const parentCert: LineageCert | undefined = parentPath.length > 0 ? verifyLineage(parentPath[0]) : undefined
+    const { generateNodeKey } = await import('../../identity/node-key.js')
+    const key = generateNodeKey()
+    const cert = encodeLineage(issueLineage(parent.key, key.id, parent.record.depth + 1, parentCert))
+    return await this.host.nodes.create(name, 'external', { key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })
+  }
+
+  private policy (req: GrantRequest): TokenPolicy {
+    const pol: { signals?: Signal[], zones?: Zone[] } = {}
+    if (req.signals !== undefined && req.signals.length > 0) pol.signals = req.signals
+    if (req.zones !== undefined && req.zones.length > 0) pol.zones = req.zones
+    return pol
+  }
+
+  /** Issue a grant (or delegate a held one, narrower) and hand it to the audience's host. */
+  async grant (req: GrantRequest): Promise<ChainRecord & { handed: boolean }> {
+    const issuer = this.host.nodes.get(req.as)
+    if (issuer === undefined) throw new UnknownNodeError(`no node named ${req.as} on this host to issue the grant`)
+    const audience = await resolveTarget(this.host, req.to)
+    const parentChain = req.delegate !== undefined ? this.store.findHeld(req.delegate) : undefined
+    if (req.delegate !== undefined && (parentChain === undefined || parentChain.aud !== issuer.record.id)) {
+      throw new InvalidArgumentError(`${req.as} holds no grant ${req.delegate} to delegate`)
+    }
+    const sub = parentChain?.sub ?? (req.sub !== undefined ? (await resolveTarget(this.host, req.sub)).id : issuer.record.id)
+    const exp = Math.min(Date.now() + (req.expiresMs ?? DEFAULT_GRANT_LIFETIME), parentChain?.exp ?? Infinity)
+    const token = issueToken(issuer.key, { aud: audience.id, sub, pol: this.policy(req), exp })
+    if (parentChain !== undefined) {
+      const wider = widening(decodeToken(parentChain.chain[parentChain.chain.length - 1]).payload, token.payload)
+      if (wider !== undefined) throw new InvalidArgumentError(`delegation would widen the grant: ${wider}`)
+    }
+    const chain = [...(parentChain?.chain ?? []), encodeToken(token)]
+    const record = await this.store.issue(chain)
+    const handed = await this.hand(audience, chain)
+    return { ...record, handed }
+  }
+
+  private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {
+    if (audience.kind === 'local') { await this.store.hold(chain); return true }
+    return await this.exchange.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
+  }
+
+  async revoke (as: string, tokenId: string): Promise<{ token: string, revoker: string }> {
+    const issuer = this.host.nodes.get(as)
+    if (issuer === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
+    const known = this.store.findIssued(tokenId) ?? this.store.findHeld(tokenId)
+    if (known === undefined) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
+    const bytes = encodeRevocation(issueRevocation(issuer.key, tokenId))
+    await this.store.revoke(bytes)
+    await this.exchange.spreadRevocation(bytes)
+    return { token: tokenId, revoker: issuer.record.id }
+  }
+
+  async block (as: string, sender: string, on: boolean): Promise<{ node: string, sender: string, blocked: boolean }> {
+    const node = this.host.nodes.get(as)
+    if (node === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
+    const senderId = (await resolveTarget(this.host, sender)).id
+    await this.store.setBlock(node.record.id, senderId, on)
+    return { node: node.record.id, sender: senderId, blocked: on }
+  }
+
+  async setProfile (as: string, profile: unknown): Promise<Profile> {
+    const node = this.host.nodes.get(as)
+    if (node === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
+    const valid = validateProfile(profile)
+    await this.host.nodes.update({ ...node.record, profile: valid as Record<string, unknown> })
+    return valid
+  }
+}

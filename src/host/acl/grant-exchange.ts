@@ -1,0 +1,86 @@
+import * as cbor from '@ipld/dag-cbor'
+import * as lp from 'it-length-prefixed'
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import { errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/log.js'
+
+export const GRANTS_PROTOCOL = '/amesh/grants/1.0.0'
+export const REVOCATION_TOPIC = 'amesh/revocations/1'
+const MAX_MESSAGE = 4 * 1024 * 1024
+const TIMEOUT = 5000
+
+export interface GrantBundle {
+  /** grant chains for nodes served by the receiving host */
+  chains: Uint8Array[][]
+  /** signed revocations */
+  revocations: Uint8Array[]
+}
+
+export interface GrantSink {
+  learn: (bundle: GrantBundle, from: string) => Promise<void>
+  /** what to hand a peer when it connects */
+  bundleFor: (peer: string) => GrantBundle
+}
+
+function parseBundle (bytes: Uint8Array): GrantBundle {
+  const v = cbor.decode<Partial<GrantBundle>>(bytes)
+  const chains = Array.isArray(v.chains) ? v.chains.filter((c) => Array.isArray(c) && c.every((b) => b instanceof Uint8Array)).slice(0, 10_000) : []
+  const revocations = Array.isArray(v.revocations) ? v.revocations.filter((b) => b instanceof Uint8Array).slice(0, 100_000) : []
+  return { chains, revocations }
+}
+
+/**
+ * Hands grant chains to the audience's host and spreads revocations: pushed
+ * directly to connected hosts (and to each host when it connects), and
+ * published on a gossip topic for hosts further away.
+ */
+export class GrantExchange {
+  constructor (private readonly libp2p: Libp2p, private readonly sink: GrantSink, private readonly log: Logger) {}
+
+  async start (): Promise<void> {
+    await this.libp2p.handle(GRANTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
+    this.libp2p.addEventListener('peer:identify', (evt) => { void this.pushTo(evt.detail.peerId, this.sink.bundleFor(evt.detail.peerId.toString())) })
+    const pubsub = this.pubsub()
+    pubsub?.subscribe(REVOCATION_TOPIC)
+    pubsub?.addEventListener('message', (evt) => {
+      if (evt.detail.topic !== REVOCATION_TOPIC) return
+      void this.sink.learn({ chains: [], revocations: [evt.detail.data] }, 'gossip').catch(() => {})
+    })
+  }
+
+  private pubsub (): { subscribe: (t: string) => void, publish: (t: string, d: Uint8Array) => Promise<unknown>, addEventListener: (e: 'message', h: (evt: CustomEvent<{ topic: string, data: Uint8Array }>) => void) => void } | undefined {
+    return (this.libp2p.services as Record<string, unknown>).pubsub as ReturnType<GrantExchange['pubsub']>
+  }
+
+  private async serve (stream: Stream, from: string): Promise<void> {
+    try {
+      for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_MESSAGE })) {
+        await this.sink.learn(parseBundle(chunk.subarray()), from)
+        break
+      }
+      await stream.close()
+    } catch (err) {
+      this.log(`grants from ${from}: ${errorMessage(err)}`)
+      stream.abort(new Error('bad grants message'))
+    }
+  }
+
+  /** Push a bundle to one peer (best effort; it is pushed again when the peer reconnects). */
+  async pushTo (peer: PeerId, bundle: GrantBundle): Promise<boolean> {
+    if (bundle.chains.length === 0 && bundle.revocations.length === 0) return true
+    try {
+      const stream = await this.libp2p.dialProtocol(peer, GRANTS_PROTOCOL, { signal: AbortSignal.timeout(TIMEOUT) })
+      await stream.sink(lp.encode([cbor.encode(bundle)]))
+      return true
+    } catch (err) {
+      this.log(`grants to ${peer.toString()}: ${errorMessage(err)}`)
+      return false
+    }
+  }
+
+  /** A new revocation: to every connected host now, and by gossip. */
+  async spreadRevocation (bytes: Uint8Array): Promise<void> {
+    await Promise.all(this.libp2p.getPeers().map(async (p) => await this.pushTo(p, { chains: [], revocations: [bytes] })))
+    await this.pubsub()?.publish(REVOCATION_TOPIC, bytes).catch(() => undefined)
+  }
+}

@@ -1,0 +1,115 @@
+// Real hosts for tests: each a separate `bin/amesh up` process with its own
+// temp home, listening on loopback only (mDNS is off for the test process).
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { ControlClient } from '../../src/control/client.js'
+
+export const ROOT = resolve(new URL('../../..', import.meta.url).pathname)
+export const BIN = join(ROOT, 'bin', 'amesh')
+
+export interface RunResult { code: number, stdout: string, stderr: string }
+
+/** Run `bin/amesh ARGS` and collect its output (never rejects on a non-zero exit). */
+export async function amesh (args: string[], opts: { input?: string, env?: NodeJS.ProcessEnv, timeout?: number } = {}): Promise<RunResult> {
+  return await new Promise((resolvePromise) => {
+    const child = execFile(process.execPath, [BIN, ...args], { env: opts.env ?? process.env, timeout: opts.timeout ?? 60_000, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : (typeof err.code === 'number' ? err.code : 1)
+      resolvePromise({ code, stdout, stderr })
+    })
+    if (opts.input !== undefined) child.stdin?.end(opts.input)
+  })
+}
+
+/** Run and require exit 0; returns stdout. */
+export async function ok (args: string[], opts: { input?: string, env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  const r = await amesh(args, opts)
+  if (r.code !== 0) throw new Error(`amesh ${args.join(' ')} exited ${r.code}: ${r.stderr}`)
+  return r.stdout
+}
+
+export function jsonLines<T = Record<string, unknown>> (text: string): T[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T)
+}
+
+export interface TestHost {
+  home: string
+  peerId: string
+  addr: string
+  pid: number
+  /** run amesh with --home for this host */
+  run: (args: string[], opts?: { input?: string }) => Promise<RunResult>
+  ok: (args: string[], opts?: { input?: string }) => Promise<string>
+  client: () => Promise<ControlClient>
+  start: (extra?: string[]) => Promise<void>
+  stop: () => Promise<void>
+  kill9: () => void
+  cleanup: () => Promise<void>
+}
+
+export interface HostOptions { peers?: string[], config?: Record<string, unknown>, extra?: string[] }
+
+function writeConfig (home: string, config: Record<string, unknown>): void {
+  const merged = { listen: ['/ip4/127.0.0.1/tcp/0'], ...config }
+  writeFileSync(join(home, 'config.yaml'), JSON.stringify(merged) + '\n')
+}
+
+/** Make a home and start a detached daemon in it. */
+export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
+  const home = mkdtempSync(join(tmpdir(), 'am-'))
+  writeConfig(home, opts.config ?? {})
+  const h: TestHost = {
+    home,
+    peerId: '',
+    addr: '',
+    pid: 0,
+    run: async (args, o) => await amesh([...args, '--home', home], o),
+    ok: async (args, o) => await ok([...args, '--home', home], o),
+    client: async () => await ControlClient.connect(join(home, 'amesh.sock')),
+    start: async (extra = []) => {
+      const peerArgs = (opts.peers ?? []).flatMap((p) => ['--peer', p])
+      const out = JSON.parse(await ok(['up', '--detach', '--json', '--home', home, ...peerArgs, ...(opts.extra ?? []), ...extra])) as { pid: number, peerId: string, addrs: string[] }
+      h.pid = out.pid
+      h.peerId = out.peerId
+      h.addr = out.addrs.find((a) => a.includes('/ip4/127.0.0.1/')) ?? out.addrs[0]
+      // keep the same port across restarts, so peers that know this address reach it again
+      const port = /\/tcp\/(\d+)/.exec(h.addr)?.[1]
+      if (port !== undefined) writeConfig(home, { ...(opts.config ?? {}), listen: [`/ip4/127.0.0.1/tcp/${port}`] })
+    },
+    stop: async () => { await amesh(['down', '--home', home]) },
+    kill9: () => { try { process.kill(h.pid, 'SIGKILL') } catch { /* gone */ } },
+    cleanup: async () => {
+      await h.stop().catch(() => {})
+      h.kill9()
+      rmSync(home, { recursive: true, force: true })
+    }
+  }
+  await h.start()
+  return h
+}
+
+/** Poll until check() returns a truthy value, or fail after the deadline. */
+export async function waitFor<T> (check: () => Promise<T | undefined | false>, timeout = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeout
+  let last: unknown
+  while (Date.now() < deadline) {
+    try {
+      const v = await check()
+      if (v !== undefined && v !== false) return v
+    } catch (err) {
+      last = err
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${String(last)}` : ''}`)
+}
+
+export function readLog (h: TestHost): string {
+  try { return readFileSync(join(h.home, 'amesh.log'), 'utf8') } catch { return '' }
+}
+
+/** Spawn a long-running amesh process (e.g. inbox --follow); caller kills it. */
+export function spawnAmesh (args: string[]) {
+  return spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+}

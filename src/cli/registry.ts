@@ -1,4 +1,6 @@
 import type { Command } from './command.js'
+import { mcp } from './commands/mcp.js'
+import { approve, deny } from './commands/verdict.js'
 
 /** Commands added by later capabilities (permissions, MCP, managed nodes). */
-export const extraCommands: Command[] = []
+export const extraCommands: Command[] = [mcp, approve, deny]

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { method, type MethodTable } from '../control/server.js'
 import { SIGNALS, ZONES } from '../packet/types.js'
 import type { ChainRecord } from './acl/acl-store.js'
+import { tokenId } from '../acl/index.js'
 import type { Host } from './host.js'
 
 const name = z.string().min(1).max(256)
@@ -19,7 +20,7 @@ function view (host: Host, r: ChainRecord): Record<string, unknown> {
     zones: r.zones ?? 'any',
     expires: new Date(r.exp).toISOString(),
     chain_length: r.chain.length,
-    revoked: host.acl.store.revocationsOf(r.id).length > 0
+    revoked: r.chain.some((link) => host.acl.store.revocationsOf(tokenId(link)).length > 0)
   }
 }
 

@@ -44,11 +44,15 @@ export function checkSend (host: Host, acl: AclStore, packet: Packet, from: Loca
     ...context(host, acl)
   }
   let decision = decide(base)
+  let firstFailure: Decision | undefined
   for (const held of acl.heldFor(from.record.id, target.id)) {
     if (decision.allow) break
     const withGrant = decide({ ...base, grants: held.chain })
     if (withGrant.allow) { decision = withGrant; packet.proof = { ...(packet.proof ?? {}), grants: held.chain } }
+    firstFailure ??= withGrant
   }
+  // a held grant that no longer works says why (revoked, expired, signal not granted)
+  if (!decision.allow && firstFailure !== undefined && !base.blocked) decision = firstFailure
   if (lineage.length > 0) packet.proof = { ...(packet.proof ?? {}), lineage }
   return decision
 }

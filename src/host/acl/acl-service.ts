@@ -13,6 +13,7 @@ import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
 
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
+const HOST_LEVEL = new Set(['CHANNEL_BINDING', 'NOT_SERVED_HERE'])
 const DEFAULT_GRANT_LIFETIME = 30 * 24 * 3600 * 1000
 
 /** Lineage, grants, revocations, blocks and profiles of one host, wired into its send and receive paths. */
@@ -67,7 +68,8 @@ export class AclService {
 
   /** A "denied attempt" notice in the target's inbox: sender, signal, time, reason — never the body; rate-limited. */
   deniedNotice (packet: Packet, denial: Denial): void {
-    if (this.host.nodes.get(packet.to) === undefined) return
+    // host-level failures (a forged sender, a wrong host) are logged, not noticed to the node
+    if (this.host.nodes.get(packet.to) === undefined || HOST_LEVEL.has(denial.code)) return
     const key = `${packet.to}|${packet.from}`
     const now = Date.now()
     const last = this.lastNotice.get(key) ?? 0

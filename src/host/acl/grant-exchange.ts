@@ -69,8 +69,11 @@ export class GrantExchange {
   async pushTo (peer: PeerId, bundle: GrantBundle): Promise<boolean> {
     if (bundle.chains.length === 0 && bundle.revocations.length === 0) return true
     try {
-      const stream = await this.libp2p.dialProtocol(peer, GRANTS_PROTOCOL, { signal: AbortSignal.timeout(TIMEOUT) })
+      const signal = AbortSignal.timeout(TIMEOUT)
+      const stream = await this.libp2p.dialProtocol(peer, GRANTS_PROTOCOL, { signal })
       await stream.sink(lp.encode([cbor.encode(bundle)]))
+      // the receiver closes its side once the bundle is stored: then the hand-off is done
+      for await (const _ of stream.source) { if (signal.aborted) break }
       return true
     } catch (err) {
       this.log(`grants to ${peer.toString()}: ${errorMessage(err)}`)

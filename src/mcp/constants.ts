@@ -1,0 +1,26 @@
+// Defaults of the Claude Code face, in readable units.
+
+export const SECOND = 1000
+export const MINUTE = 60 * SECOND
+
+/** consecutive automatic replies per peer/conversation pair inside the window */
+export const LOOP_LIMIT = 10
+/** the loop guard's sliding window */
+export const LOOP_WINDOW = 10 * MINUTE
+/** a relayed permission request is forgotten after this long (late verdicts are dropped) */
+export const PERMISSION_TTL = 15 * MINUTE
+/** at most this many permission requests wait for a verdict at once */
+export const PERMISSION_MAX_PENDING = 64
+/** characters of input_preview / description forwarded to the approver */
+export const PREVIEW_CHARS = 2000
+/** packets the `inbox` tool returns by default */
+export const INBOX_DEFAULT = 20
+/** delay before reconnecting to the daemon after the control connection dropped */
+export const RECONNECT_DELAY = SECOND
+/** the MCP server name used in .mcp.json and the `claude` command line */
+export const SERVER_NAME = 'amesh'
+
+export const CHANNEL_METHOD = 'notifications/claude/channel'
+export const PERMISSION_METHOD = 'notifications/claude/channel/permission'
+export const PERMISSION_REQUEST_METHOD = 'notifications/claude/channel/permission_request'
+export const PERMISSION_PREFIX = 'permission:'

@@ -1,0 +1,57 @@
+import type { RenderedPacket } from '../host/render.js'
+import { PERMISSION_PREFIX } from './constants.js'
+
+/** The params of one `notifications/claude/channel` event. */
+export interface ChannelEvent {
+  content: string
+  meta: Record<string, string>
+}
+
+const META_KEY = /^[A-Za-z0-9_]+$/
+
+/** A readable body: the text for MESSAGE, otherwise the signal's payload fields, labelled. */
+export function contentOf (p: RenderedPacket): string {
+  const pl = p.payload
+  if (p.signal === 'MESSAGE' && pl.context === undefined) return pl.text ?? ''
+  const parts: string[] = []
+  if (pl.text !== undefined) parts.push(pl.text)
+  if (pl.context !== undefined) parts.push(`context: ${pl.context}`)
+  if (pl.decision !== undefined) parts.push(`decision: ${pl.decision}`)
+  if (pl.result !== undefined) parts.push(`result: ${pl.result}`)
+  if (pl.options !== undefined) parts.push(`options: ${pl.options.join(' | ')}`)
+  const body = parts.join('\n')
+  return p.signal === 'MESSAGE' ? body : `[${p.signal}] ${body}`
+}
+
+/** Channel meta: identifier keys, string values only (Claude Code drops anything else silently). */
+export function metaOf (p: RenderedPacket): Record<string, string> {
+  const meta: Record<string, string> = {
+    from: p.from,
+    from_id: p.from_id,
+    msg_id: p.id,
+    seq: String(p.seq),
+    signal: p.signal,
+    ts: new Date(p.ts).toISOString()
+  }
+  const optional: Array<[string, unknown]> = [
+    ['conversation_id', p.conversation_id],
+    ['in_reply_to', p.in_reply_to],
+    ['requires_reply', p.requires_reply],
+    ['priority', p.priority]
+  ]
+  for (const [key, value] of optional) {
+    if (value !== undefined && value !== null) meta[key] = String(value)
+  }
+  const conv = p.conversation_id
+  if (p.signal === 'ESCALATE' && typeof conv === 'string' && conv.startsWith(PERMISSION_PREFIX)) {
+    meta.permission_request_id = conv.slice(PERMISSION_PREFIX.length)
+  }
+  for (const key of Object.keys(meta)) {
+    if (!META_KEY.test(key)) delete meta[key] // eslint-disable-line @typescript-eslint/no-dynamic-delete
+  }
+  return meta
+}
+
+export function channelEvent (p: RenderedPacket): ChannelEvent {
+  return { content: contentOf(p), meta: metaOf(p) }
+}

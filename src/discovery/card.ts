@@ -3,7 +3,7 @@
 // validity) travels in the amesh node extension, declared by URI in
 // `capabilities.extensions`. The signature follows A2A's card-signature rules:
 // a detached-payload JWS (RFC 7515) over the RFC 8785 canonical JSON of the
-// card without `signatures`. See docs/DISCOVERY-cards-draft.md.
+// card without `signatures`. See docs/DISCOVERY.md.
 
 import { isNodeId, nodeIdFromPublicKey, publicKeyFromNodeId, verifyByNodeId, type NodeKey } from '../identity/node-key.js'
 import { AmeshError, InvalidArgumentError } from '../util/errors.js'

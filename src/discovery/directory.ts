@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from '../store/db.js'
 import { NameCollisionError } from '../util/errors.js'
-import { verifyCard, type SignedAgentCard, type VerifiedCard } from './card.js'
+import { isExpired, verifyCard, type SignedAgentCard, type VerifiedCard } from './card.js'
 
 const CARD_PREFIX = 'k!'
 const MAX_REMOTE_CARDS = 100_000
@@ -42,7 +42,7 @@ export class Directory extends EventEmitter {
   /** Learn a card (untrusted input): verified, kept if newer. Returns it when it changed anything. */
   async learn (card: unknown): Promise<VerifiedCard | undefined> {
     const vc = verifyCard(card)
-    if (vc.hostPeerId === this.localPeer) return undefined
+    if (vc.hostPeerId === this.localPeer || isExpired(vc)) return undefined
     const prior = this.byId.get(vc.nodeId)
     if (prior !== undefined && prior.issuedAt >= vc.issuedAt) return undefined
     if (prior === undefined && this.byId.size >= MAX_REMOTE_CARDS) return undefined
@@ -50,6 +50,18 @@ export class Directory extends EventEmitter {
     await this.committer.write([{ type: 'put', key: CARD_PREFIX + vc.nodeId, value: toJsonBytes(vc.card) }])
     this.emit('card', vc)
     return vc
+  }
+
+  /** Forget cards whose validity ended (their host stopped republishing them). Returns how many. */
+  async prune (now: number = Date.now()): Promise<number> {
+    const gone = [...this.byId.values()].filter((vc) => isExpired(vc, now))
+    for (const vc of gone) {
+      this.byId.delete(vc.nodeId)
+      this.byName.get(vc.name)?.delete(vc.nodeId)
+      if (this.byName.get(vc.name)?.size === 0) this.byName.delete(vc.name)
+    }
+    if (gone.length > 0) await this.committer.write(gone.map((vc) => ({ type: 'del' as const, key: CARD_PREFIX + vc.nodeId })))
+    return gone.length
   }
 
   get (nodeId: string): VerifiedCard | undefined {

@@ -8,7 +8,7 @@
 // validators reject anything not signed by the key the record names, expired,
 // dated in the future, oversized or not in canonical form; the selectors keep
 // the newest card, and the name record that knows the most live claims.
-// See docs/DISCOVERY-cards-draft.md for why names are claim sets.
+// See docs/DISCOVERY.md for why names are claim sets.
 
 import type { SelectFn, Selectors, ValidateFn, Validators } from '@libp2p/kad-dht'
 import { isNodeId, type NodeKey } from '../identity/node-key.js'

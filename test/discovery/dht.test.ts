@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert'
 import type { KadDHT } from '@libp2p/kad-dht'
 import type { Libp2p } from 'libp2p'
 import { generateNodeKey } from '../../src/identity/node-key.js'
+import { SelectingDatastore } from '../../src/discovery/record-store.js'
 import { buildCard, signCard } from '../../src/discovery/card.js'
 import {
   ameshSelectors, ameshValidators, decodeCardRecord, encodeCardRecord, encodeNameRecord, nameKey, recordKey, resolveName, signNameClaim
@@ -18,6 +19,8 @@ async function startHost (): Promise<Host> {
     import('@libp2p/kad-dht'), import('@libp2p/ping'), import('@libp2p/tcp'), import('libp2p')
   ])
   return await createLibp2p({
+    // amesh's datastore: selectors applied on writes, name claims merged (see record-store.ts)
+    datastore: new SelectingDatastore(),
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
     transports: [tcp()],
     connectionEncrypters: [noise()],

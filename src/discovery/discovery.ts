@@ -1,0 +1,176 @@
+// The discovery engine of one host: publishes each local node's signed card
+// and name claim in the DHT (at start, when a node appears, when the first
+// DHT peers arrive, and periodically), gossips card updates, forgets expired
+// cards, feeds card addresses to the peer store, and resolves names and node
+// ids through the DHT for hosts that are not connected.
+
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { IdentifyResult } from '@libp2p/interface'
+import type { Host } from '../host/host.js'
+import { DHT_PROTOCOL } from '../host/libp2p.js'
+import { isNodeId } from '../identity/node-key.js'
+import type { LocalNode } from '../store/nodes.js'
+import { MINUTE, SECOND } from '../delivery/constants.js'
+import { NameCollisionError, errorMessage } from '../util/errors.js'
+import { dialableFrom, withoutPeerId } from './addrs.js'
+import type { VerifiedCard } from './card.js'
+import { DhtRecords } from './dht-records.js'
+import { CardGossip } from './gossip.js'
+import { NODE_NAME_PATTERN } from './card.js'
+
+/** Republish every local card and claim this often (records live CARD_LIFETIME). */
+export const REPUBLISH_INTERVAL = 15 * MINUTE
+/** Expired remote cards are forgotten this often. */
+export const PRUNE_INTERVAL = MINUTE
+/** Wait this long after a DHT peer appears before publishing, to batch a burst of connections. */
+export const PUBLISH_SETTLE = SECOND
+/** At most one peer-triggered publish per this interval. */
+export const PUBLISH_SPACING = 10 * SECOND
+
+export interface DiscoveryOptions {
+  /** gossip card updates (default true; tests turn it off to prove the DHT path) */
+  gossip?: boolean
+  /** ms; default REPUBLISH_INTERVAL */
+  republishInterval?: number
+  /** ms; default PRUNE_INTERVAL */
+  pruneInterval?: number
+  /** ms; default PUBLISH_SETTLE */
+  settle?: number
+}
+
+export class Discovery {
+  readonly records: DhtRecords
+  private readonly gossip?: CardGossip
+  private readonly timers: NodeJS.Timeout[] = []
+  private pending?: NodeJS.Timeout
+  private publishing?: Promise<void>
+  private again = false
+  private lastPublish = 0
+  private stopped = false
+  private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
+    if (evt.detail.protocols.includes(DHT_PROTOCOL)) this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
+  }
+
+  private readonly onCard = (vc: VerifiedCard): void => { void this.learnAddrs(vc) }
+  private readonly settle: number
+
+  constructor (private readonly host: Host, private readonly opts: DiscoveryOptions = {}) {
+    this.records = new DhtRecords(host.libp2p)
+    if (opts.gossip !== false) this.gossip = new CardGossip(host.libp2p, host.directory, host.log)
+    this.settle = opts.settle ?? PUBLISH_SETTLE
+  }
+
+  async start (): Promise<void> {
+    this.gossip?.start()
+    this.host.directory.on('card', this.onCard)
+    this.host.libp2p.addEventListener('peer:identify', this.onIdentify)
+    this.host.libp2p.addEventListener('stop', () => this.stop(), { once: true })
+    await this.host.directory.prune().catch(() => 0)
+    for (const vc of this.host.directory.list()) await this.learnAddrs(vc)
+    this.every(this.opts.republishInterval ?? REPUBLISH_INTERVAL, () => this.schedule(0))
+    this.every(this.opts.pruneInterval ?? PRUNE_INTERVAL, () => { void this.host.directory.prune().catch(() => 0) })
+    this.schedule(0)
+  }
+
+  stop (): void {
+    this.stopped = true
+    for (const t of this.timers) clearInterval(t)
+    clearTimeout(this.pending)
+    this.gossip?.stop()
+    this.host.directory.off('card', this.onCard)
+    this.host.libp2p.removeEventListener('peer:identify', this.onIdentify)
+  }
+
+  private every (ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms)
+    t.unref()
+    this.timers.push(t)
+  }
+
+  /** A local node appeared or changed: publish now. */
+  announce (): void {
+    this.schedule(0)
+  }
+
+  /** Publish every local node's card and claim after `delay` ms (coalesced). */
+  schedule (delay: number): void {
+    if (this.stopped) return
+    if (this.publishing !== undefined) { this.again = true; return }
+    if (this.pending !== undefined) {
+      if (delay > 0) return
+      clearTimeout(this.pending)
+    }
+    this.pending = setTimeout(() => {
+      this.pending = undefined
+      void this.publishAll()
+    }, Math.max(0, delay))
+    this.pending.unref()
+  }
+
+  /** Publish now; resolves when every local node's card and claim went out. */
+  async publishAll (): Promise<void> {
+    if (this.publishing !== undefined) { this.again = true; await this.publishing; return }
+    this.publishing = (async () => {
+      try {
+        do {
+          this.again = false
+          this.lastPublish = Date.now()
+          await Promise.all(this.host.nodes.list().map(async (n) => await this.publishNode(n)))
+        } while (this.again && !this.stopped)
+      } finally {
+        this.publishing = undefined
+      }
+    })()
+    await this.publishing
+  }
+
+  private async publishNode (node: LocalNode): Promise<void> {
+    if (this.stopped || this.host.libp2p.status !== 'started') return
+    const card = this.host.cards.cardOf(node)
+    const claim = this.host.cards.claimOf(node)
+    await this.gossip?.publish(card)
+    try {
+      await this.records.putCard(card, node.record.id)
+      await this.records.putClaim(claim)
+    } catch (err) {
+      this.host.log(`discovery: publishing ${node.record.name} failed: ${errorMessage(err)}`)
+    }
+  }
+
+  /** Teach the peer store the addresses a remote card names (without loopback ones when they cannot reach it). */
+  private async learnAddrs (vc: VerifiedCard): Promise<void> {
+    try {
+      const addrs = dialableFrom(this.host.libp2p.getMultiaddrs(), vc.hostAddrs).map(withoutPeerId)
+      if (addrs.length === 0 || vc.hostPeerId === this.host.libp2p.peerId.toString()) return
+      await this.host.libp2p.peerStore.merge(peerIdFromString(vc.hostPeerId), { multiaddrs: addrs })
+    } catch (err) {
+      this.host.log(`discovery: addresses of ${vc.hostPeerId}: ${errorMessage(err)}`)
+    }
+  }
+
+  /**
+   * Resolve a node name or node id through the DHT only (no cache, no
+   * connected peers): the valid, unexpired cards found, each learnt into the
+   * directory. A name claimed by several nodes yields several cards.
+   */
+  async resolve (target: string): Promise<VerifiedCard[]> {
+    const ids = isNodeId(target)
+      ? [target]
+      : NODE_NAME_PATTERN.test(target) ? (await this.records.findName(target)).nodeIds : []
+    const found = await Promise.all(ids.map(async (id) => await this.records.findCard(id)))
+    const cards = found.filter((vc): vc is VerifiedCard => vc !== undefined && (isNodeId(target) || vc.name === target))
+    for (const vc of cards) await this.host.directory.learn(vc.card).catch(() => undefined)
+    return cards
+  }
+
+  /** `host.lookup`: true when the DHT knew the target; a name claimed by several remote nodes is an error naming them. */
+  async lookup (target: string): Promise<boolean> {
+    const local = this.host.libp2p.peerId.toString()
+    const cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
+    const ids = [...new Set(cards.map((vc) => vc.nodeId))]
+    if (ids.length > 1) {
+      throw new NameCollisionError(`name "${target}" is claimed by several nodes: ${ids.join(' and ')}; send by node id instead`)
+    }
+    return ids.length === 1
+  }
+}

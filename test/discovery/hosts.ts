@@ -1,0 +1,52 @@
+// In-process amesh hosts on loopback for discovery tests: each a real Host
+// (libp2p, LevelDB in a temp home) with discovery installed, mDNS off.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { defaultConfig } from '../../src/host/config.js'
+import { Host } from '../../src/host/host.js'
+import { installDiscovery, type InstalledDiscovery } from '../../src/discovery/install.js'
+import type { DiscoveryOptions } from '../../src/discovery/discovery.js'
+
+export const LOOPBACK_LISTEN = '/ip4/127.0.0.1/tcp/0'
+
+export interface TestHost { host: Host, parts: InstalledDiscovery, home: string, addr: string }
+
+/** Start a host listening on loopback only, bootstrapped from `peers`. */
+export async function startHost (peers: string[] = [], opts: DiscoveryOptions = {}): Promise<TestHost> {
+  const home = mkdtempSync(join(tmpdir(), 'amd-'))
+  writeFileSync(join(home, 'config.yaml'), `listen: ["${LOOPBACK_LISTEN}"]\nmdns: false\n`)
+  const config = { ...defaultConfig(), listen: [LOOPBACK_LISTEN], peers, mdns: false, durability: 'none' as const }
+  const host = new Host({ home, config, logFile: join(home, 'amesh.log') })
+  await host.start()
+  const parts = await installDiscovery(host, opts)
+  return { host, parts, home, addr: host.libp2p.getMultiaddrs()[0].toString() }
+}
+
+export async function stopHosts (hosts: TestHost[]): Promise<void> {
+  await Promise.all(hosts.map(async (h) => {
+    await h.host.stop().catch(() => {})
+    rmSync(h.home, { recursive: true, force: true })
+  }))
+}
+
+/** Poll until `check` returns a value other than undefined/false, or fail with `what`. */
+export async function until<T> (what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeout = 15_000, every = 100): Promise<T> {
+  const deadline = Date.now() + timeout
+  let last: unknown
+  while (Date.now() < deadline) {
+    try {
+      const v = await check()
+      if (v !== undefined && v !== false) return v
+    } catch (err) {
+      last = err
+    }
+    await new Promise((resolve) => setTimeout(resolve, every))
+  }
+  throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${String(last)}` : ''}`)
+}
+
+/** Number of peers in a host's DHT routing table. */
+export function routingTableSize (h: TestHost): number {
+  return (h.host.libp2p.services as unknown as { dht: { routingTable: { size: number } } }).dht.routingTable.size
+}

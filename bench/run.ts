@@ -90,6 +90,7 @@ async function main (): Promise<number> {
   const dirs: string[] = []
   const ctx = makeContext(opts.quick, dirs)
   const startedAt = new Date().toISOString()
+  const loadAtStart = machineInfo().loadAvg?.[0] ?? 0
   const results: Array<[string, Figure[]]> = []
   const errors: MeasurementError[] = []
   const durationsMs: Record<string, number> = {}
@@ -105,11 +106,14 @@ async function main (): Promise<number> {
   }
   await Promise.all(dirs.map(async d => { await rm(d, { recursive: true, force: true }) }))
   const figures = resolveFigures(results)
+  const machine = machineInfo()
+  machine.loadAvg = [loadAtStart, ...(machine.loadAvg ?? [])]
   const report: RunReport = {
     startedAt, finishedAt: new Date().toISOString(), quick: opts.quick, only: opts.only,
-    machine: machineInfo(), durationsMs, figures, errors
+    machine, durationsMs, figures, errors
   }
   process.stdout.write('\n' + formatTable(figures) + '\n')
+  process.stdout.write(`load average (1 min) at start/end: ${machine.loadAvg.join(' / ')} on ${machine.cpus} CPUs\n`)
   const file = await writeReport(opts.out, report)
   process.stdout.write(`\nresults: ${file}\n`)
   const failed = figures.some(f => f.verdict === 'FAIL')

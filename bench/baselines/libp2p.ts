@@ -13,12 +13,22 @@ async function startResponder (): Promise<{ worker: Worker, addr: string }> {
   return { worker, addr: addrs[0] }
 }
 
-async function runInitiator (args: JsonObject): Promise<WorkerMessage> {
+async function runInitiatorOnce (args: JsonObject): Promise<WorkerMessage> {
   const worker = spawnWorker(workerScript('p2p-initiator'), args)
   try {
     return await worker.next('result', 300_000)
   } finally {
     await worker.stop()
+  }
+}
+
+/** One retry: on a loaded machine a stream is occasionally reset before the sink answers. */
+async function runInitiator (args: JsonObject): Promise<WorkerMessage> {
+  try {
+    return await runInitiatorOnce(args)
+  } catch (err) {
+    process.stderr.write(`  initiator failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); retrying once\n`)
+    return await runInitiatorOnce(args)
   }
 }
 

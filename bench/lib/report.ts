@@ -1,5 +1,5 @@
 // Resolve ratios against baselines, print a table, write JSON results.
-import { cpus, platform, release, arch, totalmem, hostname } from 'node:os'
+import { cpus, loadavg, platform, release, arch, totalmem, hostname } from 'node:os'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Figure } from './types.js'
@@ -25,6 +25,8 @@ export interface MachineInfo {
   arch: string
   totalMemMiB: number
   host: string
+  /** 1-minute load average when the run started and ended (a shared machine skews absolute figures) */
+  loadAvg?: number[]
 }
 
 export interface RunReport {
@@ -47,7 +49,8 @@ export function machineInfo (): MachineInfo {
     os: `${platform()} ${release()}`,
     arch: arch(),
     totalMemMiB: Math.round(totalmem() / (1024 * 1024)),
-    host: hostname()
+    host: hostname(),
+    loadAvg: [Number(loadavg()[0].toFixed(2))]
   }
 }
 
@@ -70,6 +73,20 @@ function verdict (f: Figure, ratio: number | undefined): Verdict {
   return checks.every(Boolean) ? 'PASS' : 'FAIL'
 }
 
+/**
+ * The value of a baseline reference: one figure name, or a sum of figure
+ * names joined by '+' (e.g. 'B_rtt.p50+B_fsync.p50'); undefined if any is missing.
+ */
+function baselineValue (all: Map<string, Figure>, ref: string): number | undefined {
+  let sum = 0
+  for (const name of ref.split('+')) {
+    const f = all.get(name.trim())
+    if (f === undefined || !Number.isFinite(f.value)) return undefined
+    sum += f.value
+  }
+  return sum
+}
+
 /** Attach baseline values, ratios and verdicts. A missing baseline fails a ratio target. */
 export function resolveFigures (byMeasurement: Array<[string, Figure[]]>): ResolvedFigure[] {
   const all = new Map<string, Figure>()
@@ -77,9 +94,9 @@ export function resolveFigures (byMeasurement: Array<[string, Figure[]]>): Resol
   const out: ResolvedFigure[] = []
   for (const [measurement, figs] of byMeasurement) {
     for (const f of figs) {
-      const base = f.baseline === undefined ? undefined : all.get(f.baseline)
-      const ratio = base === undefined || base.value === 0 ? undefined : f.value / base.value
-      out.push({ ...f, measurement, baselineValue: base?.value, ratio, target: targetText(f), verdict: verdict(f, ratio) })
+      const baseValue = f.baseline === undefined ? undefined : baselineValue(all, f.baseline)
+      const ratio = baseValue === undefined || baseValue === 0 ? undefined : f.value / baseValue
+      out.push({ ...f, measurement, baselineValue: baseValue, ratio, target: targetText(f), verdict: verdict(f, ratio) })
     }
   }
   return out

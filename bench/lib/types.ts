@@ -8,7 +8,8 @@ export type Better = 'lower' | 'higher'
 
 /**
  * One measured number. If `baseline` names another figure (for example
- * 'B_rtt.p50'), the report computes ratio = value / baseline value, and
+ * 'B_rtt.p50', or a sum such as 'B_rtt.p50+B_fsync.p50'), the report
+ * computes ratio = value / baseline value, and
  * `maxRatio` / `minRatio` turn that ratio into pass/fail. `max` / `min` are
  * absolute limits in the figure's own unit. A figure with no limit is
  * informational (pass column '-').

@@ -30,6 +30,8 @@ export interface HostConfig {
   maxDepth: number
   /** denied-attempt notices: at most one per sender per window, ms */
   deniedNoticeWindow: number
+  /** access-matrix profiles by node name, applied to local nodes at start and on creation */
+  profiles: Record<string, unknown>
 }
 
 export function defaultConfig (): HostConfig {
@@ -46,7 +48,8 @@ export function defaultConfig (): HostConfig {
     dedupWindow: 7 * DAY,
     deadRetention: 7 * DAY,
     maxDepth: 1,
-    deniedNoticeWindow: 60 * SECOND
+    deniedNoticeWindow: 60 * SECOND,
+    profiles: {}
   }
 }
 
@@ -73,13 +76,20 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
   if (p === undefined) return fallback
   if (typeof p !== 'object' || p === null) throw new ConfigError('config: policy must be a map')
   return num(p as Raw, 'max_depth', fallback)
+}
+
+function profilesOf (raw: Raw, fallback: Record<string, unknown>): Record<string, unknown> {
+  const p = raw.profiles
+  if (p === undefined) return fallback
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new ConfigError('config: profiles must map node names to profiles')
+  return p as Record<string, unknown>
 }
 
 /** Parse a config file's content over the defaults; unknown keys are errors. */
@@ -104,7 +114,8 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     dedupWindow: num(r, 'dedup_window_ms', base.dedupWindow),
     deadRetention: num(r, 'dead_retention_ms', base.deadRetention),
     maxDepth: policyDepth(r, base.maxDepth),
-    deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow)
+    deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow),
+    profiles: profilesOf(r, base.profiles)
   }
 }
 

@@ -264,3 +264,20 @@ describe('e2e permissions - lineage, groups, grants, blocks, profiles', function
     })
   })
 })
+
+describe('e2e permissions - profiles from config.yaml', function () {
+  this.timeout(60_000)
+  let h: TestHost
+  before(async () => { h = await startHost({ config: { profiles: { narrow: { signals: ['MESSAGE'], sends_to: ['boss'] } } } }) })
+  after(async () => { await h?.cleanup() })
+
+  it('applies a configured profile to the node of that name, which only narrows', async () => {
+    await idOf(h, 'boss')
+    await idOf(h, 'narrow', 'boss')
+    await idOf(h, 'sibling', 'boss')
+    assert.equal((await send(h, 'narrow', 'boss', 'fine')).code, 0)
+    assert.match((await send(h, 'narrow', 'boss', 'snap', ['--signal', 'CHECKPOINT'])).stderr, /PROFILE_SIGNAL/)
+    assert.match((await send(h, 'narrow', 'sibling', 'hi')).stderr, /PROFILE_TARGET/)
+    assert.equal((await send(h, 'sibling', 'narrow', 'to narrow')).code, 0, 'the profile does not restrict what others send it')
+  })
+})

@@ -3,7 +3,7 @@ import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeT
 import type { Denial } from '../../delivery/receiver.js'
 import type { Packet, Signal, Zone } from '../../packet/types.js'
 import type { LocalNode } from '../../store/nodes.js'
-import { InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../../util/errors.js'
+import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../../util/errors.js'
 import type { Host } from '../host.js'
 import { resolveTarget, type Target } from '../resolve.js'
 import { checkReceive, checkSend, denialError } from './acl-check.js'
@@ -28,6 +28,7 @@ export class AclService {
 
   async start (): Promise<void> {
     await this.store.load()
+    for (const node of this.host.nodes.list()) await this.applyConfiguredProfile(node)
     this.exchange = new GrantExchange(this.host.libp2p, {
       learn: async (bundle, from) => await this.learn(bundle, from),
       bundleFor: (peer) => this.bundleFor(peer)
@@ -80,8 +81,27 @@ export class AclService {
     void this.host.delivery.notice(packet.to, `denied attempt: ${who} tried to send ${packet.signal} at ${new Date(packet.ts).toISOString()}: ${denial.code}: ${denial.reason}`)
   }
 
-  /** Create a node under a local parent: the parent signs its lineage certificate. */
+  /** A profile from config.yaml `profiles.<name>` (validated; a bad one fails the start with its name). */
+  private async applyConfiguredProfile (node: LocalNode): Promise<LocalNode> {
+    const configured = this.host.config.profiles[node.record.name]
+    if (configured === undefined) return node
+    let profile: Profile
+    try {
+      profile = validateProfile(configured)
+    } catch (err) {
+      throw new ConfigError(`config: profiles.${node.record.name}: ${errorMessage(err)}`)
+    }
+    if (JSON.stringify(profile) === JSON.stringify(node.record.profile)) return node
+    await this.host.nodes.update({ ...node.record, profile: profile as Record<string, unknown> })
+    return this.host.nodes.get(node.record.id) ?? node
+  }
+
+  /** Create a node (under a local parent, which signs its lineage certificate); configured profiles apply. */
   async createChild (name: string, parentName?: string): Promise<LocalNode> {
+    return await this.applyConfiguredProfile(await this.createNode(name, parentName))
+  }
+
+  private async createNode (name: string, parentName?: string): Promise<LocalNode> {
     if (this.host.nodes.get(name) !== undefined) {
       throw new NameCollisionError(`node ${name} already exists on this host${parentName !== undefined ? '; re-parenting an existing node is refused' : ''}`)
     }

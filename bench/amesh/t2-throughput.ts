@@ -1,0 +1,89 @@
+// T2: sustained durable 512 B packets/s from one node to another host's node.
+// T3: the same with 64 KiB packets, MiB/s of payload.
+// The sender's control socket keeps up to WINDOW sends in flight; the clock
+// runs from the first send to the moment the receiver's inbox holds the last
+// packet durably (its `status` inbox.last, polled every 10 ms: counting
+// costs the receiver nothing per packet, like the raw sink it is compared to).
+import { sendMany, waitInbox, type Daemon } from '../lib/daemon.js'
+import { mibPerSecond, nowMs, perSecond } from '../lib/stats.js'
+import type { BenchContext, Figure, Measurement } from '../lib/types.js'
+import { RX, TX, startPair } from './pair.js'
+
+export const WINDOW = 512
+
+export interface Burst { elapsedMs: number, peakRss: { a: number, b: number } }
+
+/** Time `count` packets of `size` from a:as to b:to, durable at b; samples both RSS every 100 ms. */
+export async function burst (a: Daemon, b: Daemon, count: number, size: number, as = TX, to = RX): Promise<Burst> {
+  const base = await b.inboxLast(to)
+  const peakRss = { a: 0, b: 0 }
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      peakRss.a = Math.max(peakRss.a, (await a.rss()) ?? 0)
+      peakRss.b = Math.max(peakRss.b, (await b.rss()) ?? 0)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  })()
+  const t0 = nowMs()
+  try {
+    const ids = await sendMany(a.control, as, to, count, size, WINDOW)
+    if (new Set(ids).size !== count) throw new Error('duplicate packet ids')
+    const t1 = await waitInbox(b, to, base + count)
+    const last = await b.inboxLast(to)
+    if (last !== base + count) throw new Error(`receiver holds ${last - base} packets, sent ${count}`)
+    return { elapsedMs: t1 - t0, peakRss }
+  } finally {
+    sampling = false
+    await sampler
+  }
+}
+
+async function t2run (ctx: BenchContext): Promise<Figure[]> {
+  const count = ctx.count(30_000, 2000)
+  const pair = await startPair(ctx, 't2')
+  try {
+    await burst(pair.a, pair.b, ctx.count(2000, 200), 512) // warm-up
+    const r = await burst(pair.a, pair.b, count, 512)
+    const note = `${count} x 512 B text, ${WINDOW} sends in flight, durability batch`
+    return [
+      { name: 'T2', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', minRatio: 1.0, note },
+      { name: 'T2.rss.sender', value: r.peakRss.a / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' },
+      { name: 'T2.rss.receiver', value: r.peakRss.b / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' }
+    ]
+  } finally {
+    await pair.stop()
+  }
+}
+
+const KiB64 = 64 * 1024
+
+async function t3run (ctx: BenchContext): Promise<Figure[]> {
+  const count = ctx.count(3000, 100)
+  const pair = await startPair(ctx, 't3')
+  try {
+    await burst(pair.a, pair.b, ctx.count(200, 20), KiB64) // warm-up
+    const r = await burst(pair.a, pair.b, count, KiB64)
+    const note = `${count} x 64 KiB text, ${WINDOW} sends in flight, durability batch`
+    return [
+      { name: 'T3', value: mibPerSecond(count * KiB64, r.elapsedMs), unit: 'MiB/s', better: 'higher', baseline: 'B_stream.64KB', minRatio: 0.5, note },
+      { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note }
+    ]
+  } finally {
+    await pair.stop()
+  }
+}
+
+export const t2: Measurement = {
+  name: 'T2',
+  description: 'throughput: sustained durable 512 B packets/s, one node to another host',
+  baselines: ['B_stream', 'B_rtt'],
+  run: t2run
+}
+
+export const t3: Measurement = {
+  name: 'T3',
+  description: 'large: durable 64 KiB packets, MiB/s',
+  baselines: ['B_stream'],
+  run: t3run
+}

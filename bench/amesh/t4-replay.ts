@@ -1,0 +1,76 @@
+// T4: a consumer replays N packets stored in one node's inbox.
+// The packets are stored first by local sends (node src -> node dst on the
+// same host, through the control socket); then a fresh control connection
+// follows dst's inbox from seq 0 (`inbox.follow`, what `amesh inbox --follow`
+// and the MCP face use) and the clock runs until the last entry arrives.
+// T4.read pages through the same inbox with `inbox.read` (limit 10,000).
+import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
+import { nowMs, perSecond } from '../lib/stats.js'
+import type { BenchContext, Figure, Measurement } from '../lib/types.js'
+import type { ControlClient } from '../../src/control/client.js'
+import { WINDOW } from './t2-throughput.js'
+
+async function followAll (d: Daemon, node: string, count: number): Promise<number> {
+  let n = 0
+  let lastSeq = 0
+  let done!: (t: number) => void
+  const finished = new Promise<number>((resolve) => { done = resolve })
+  const t0 = nowMs()
+  const f = await followInbox(d, node, 0, (e, at) => {
+    if (e.seq !== lastSeq + 1) throw new Error(`replay gap: seq ${e.seq} after ${lastSeq}`)
+    lastSeq = e.seq
+    if (++n === count) done(at)
+  })
+  const timer = setTimeout(() => done(Number.NaN), 300_000)
+  const t1 = await finished
+  clearTimeout(timer)
+  f.close()
+  if (!Number.isFinite(t1)) throw new Error(`replay: ${n} of ${count} entries within 300 s`)
+  return t1 - t0
+}
+
+async function readAll (c: ControlClient, node: string, count: number): Promise<number> {
+  const t0 = nowMs()
+  let after = 0
+  let n = 0
+  for (;;) {
+    const page = await c.call<Array<{ seq: number }>>('inbox.read', { node, after, limit: 10_000 })
+    if (page.length === 0) break
+    n += page.length
+    after = page[page.length - 1].seq
+  }
+  if (n !== count) throw new Error(`inbox.read returned ${n} of ${count}`)
+  return nowMs() - t0
+}
+
+async function run (ctx: BenchContext): Promise<Figure[]> {
+  const count = ctx.count(100_000, 5000)
+  const d = await Daemon.start(ctx, 't4')
+  try {
+    await d.ensureNode('src')
+    await d.ensureNode('dst')
+    const tf = nowMs()
+    await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
+    const fillMs = nowMs() - tf
+    const held = await d.rss()
+    const followMs = await followAll(d, 'dst', count)
+    const readMs = await readAll(d.control, 'dst', count)
+    const note = `${count} stored 512 B packets`
+    const figures: Figure[] = [
+      { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0` },
+      { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.read pages of 10,000` },
+      { name: 'T4.fill', value: perSecond(count, fillMs), unit: 'msg/s', better: 'higher', baseline: 'B_batch', note: `local sends src -> dst, ${WINDOW} in flight, durability batch` }
+    ]
+    if (held !== undefined) figures.push({ name: 'T6.inbox', value: held / 2 ** 20, unit: 'MiB', better: 'lower', max: 200, note: `RSS of the host holding ${count} unacked packets in one inbox` })
+    return figures
+  } finally {
+    await d.stop()
+  }
+}
+
+export const t4: Measurement = {
+  name: 'T4',
+  description: 'replay: a consumer reads 100,000 stored packets, entries/s',
+  baselines: ['B_iter', 'B_batch'],
+  run
+}

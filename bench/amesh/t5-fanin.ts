@@ -1,0 +1,48 @@
+// T5: N sending hosts -> one receiving host, aggregate durable packets/s.
+// Every sender host has its own node s<i> and sends `count / N` 512 B
+// packets to the receiver's node rx, all senders at once.
+import { Daemon, sendMany, startMany, stopAll, waitInbox } from '../lib/daemon.js'
+import { nowMs, perSecond } from '../lib/stats.js'
+import type { BenchContext, Figure, Measurement } from '../lib/types.js'
+import { RX } from './pair.js'
+import { WINDOW } from './t2-throughput.js'
+
+const WARM = 50
+
+async function run (ctx: BenchContext): Promise<Figure[]> {
+  const senders = ctx.count(10, 3)
+  const perSender = ctx.count(3000, 500)
+  const rx = await Daemon.start(ctx, 't5-rx')
+  const all: Daemon[] = [rx]
+  try {
+    await rx.ensureNode(RX)
+    const tx = await startMany(ctx, Array.from({ length: senders }, (_, i) => `t5-s${i}`), () => ({ peers: [rx.addr] }))
+    all.push(...tx)
+    await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX) }))
+    await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
+    // warm-up: each link up and each sender's card checked once
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
+    const base = senders * WARM
+    await waitInbox(rx, RX, base)
+    const t0 = nowMs()
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
+    const t1 = await waitInbox(rx, RX, base + senders * perSender)
+    const total = senders * perSender
+    const last = await rx.inboxLast(RX)
+    if (last !== base + total) throw new Error(`receiver holds ${last - base} of ${total}`)
+    const rate = perSecond(total, t1 - t0)
+    return [
+      { name: 'T5', value: rate, unit: 'msg/s', better: 'higher', baseline: 'T2', minRatio: 0.8, note: `${senders} sender hosts x ${perSender} x 512 B -> 1 receiver` },
+      { name: 'T5.vsStream', value: rate, unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', note: 'same figure against the raw stream' }
+    ]
+  } finally {
+    await stopAll(all)
+  }
+}
+
+export const t5: Measurement = {
+  name: 'T5',
+  description: 'fan-in: 10 sending hosts -> one receiver, aggregate packets/s',
+  baselines: ['T2'],
+  run
+}

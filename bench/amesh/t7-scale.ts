@@ -1,0 +1,98 @@
+// T7: N hosts (separate processes) in a sparse graph (see mesh.ts); every
+// host sends one packet to the node of every other host, by name. Before each
+// send the sender resolves the name (`card` on the control socket: local,
+// known cards, a card exchange with connected hosts, then the DHT when the
+// daemon has one installed) and that resolution is timed as the lookup.
+// Delivered = packets durable in the target inboxes (status inbox.last).
+import { waitFor } from '../lib/cli.js'
+import { nowMs, p50, p99 } from '../lib/stats.js'
+import type { BenchContext, Figure, Measurement } from '../lib/types.js'
+import { Mesh, nodeName } from './mesh.js'
+
+interface Outcome { lookups: number[], failures: Map<string, number>, sendFailures: Map<string, number>, sent: number[] }
+
+function bump (m: Map<string, number>, err: unknown): void {
+  const reason = (err instanceof Error ? err.message : String(err)).split('(')[0].trim()
+  m.set(reason, (m.get(reason) ?? 0) + 1)
+}
+
+async function allToAll (mesh: Mesh): Promise<Outcome> {
+  const n = mesh.size
+  const lookups: number[] = []
+  const failures = new Map<string, number>()
+  const sendFailures = new Map<string, number>()
+  const sent = new Array<number>(n).fill(0)
+  await Promise.all(mesh.hosts.map(async (d, i) => {
+    for (let k = 1; k < n; k++) {
+      const j = (i + k) % n
+      const t0 = nowMs()
+      try {
+        await d.control.call('card', { target: nodeName(j) })
+        lookups.push(nowMs() - t0)
+      } catch (err) {
+        bump(failures, err)
+        continue
+      }
+      try {
+        await d.control.call('send', { as: nodeName(i), to: nodeName(j), text: `hello n${j} from n${i}` })
+        sent[j]++
+      } catch (err) {
+        bump(sendFailures, err)
+      }
+    }
+  }))
+  return { lookups, failures, sendFailures, sent }
+}
+
+async function delivered (mesh: Mesh, sent: number[], timeoutMs: number): Promise<number> {
+  const count = async (): Promise<number[]> => await Promise.all(mesh.hosts.map(async (d, j) => await d.inboxLast(nodeName(j))))
+  try {
+    await waitFor(async () => (await count()).every((v, j) => v >= sent[j]) ? true : undefined, timeoutMs, 200)
+  } catch { /* report what arrived */ }
+  return (await count()).reduce((a, b) => a + b, 0)
+}
+
+async function run (ctx: BenchContext): Promise<Figure[]> {
+  const n = ctx.count(30, 4)
+  const mesh = new Mesh(ctx, 't7')
+  try {
+    const t0 = nowMs()
+    const expected0 = n * (n - 1)
+    try {
+      await mesh.grow(n)
+    } catch (err) {
+      const note = `the ${n}-host mesh did not form (${mesh.size} hosts up): ${err instanceof Error ? err.message : String(err)}`
+      ctx.log(note)
+      return [{ name: 'T7.delivered', value: 0, unit: 'packets', better: 'higher', min: expected0, note }]
+    }
+    ctx.log(`${n} hosts up and joined in ${Math.round(nowMs() - t0)} ms`)
+    const out = await allToAll(mesh)
+    const expected = n * (n - 1)
+    const got = await delivered(mesh, out.sent, 60_000)
+    const why = [...out.failures].map(([r, c]) => `${c} x ${r}`).join('; ')
+    const sendWhy = [...out.sendFailures].map(([r, c]) => `${c} x ${r}`).join('; ')
+    const sentTotal = out.sent.reduce((a, b) => a + b, 0)
+    const note = `${n} hosts, binary-tree bootstrap, ${expected} sends by name, ${sentTotal} accepted, ${got} delivered` +
+      (why === '' ? '' : `; unresolved: ${why}`) + (sendWhy === '' ? '' : `; send refused: ${sendWhy}`)
+    ctx.log(note)
+    const figures: Figure[] = [
+      { name: 'T7.delivered', value: got, unit: 'packets', better: 'higher', min: expected, note },
+      { name: 'T7.unresolved', value: expected - out.lookups.length, unit: 'names', better: 'lower', max: 0, note }
+    ]
+    if (out.lookups.length > 0) {
+      figures.push(
+        { name: 'T7.lookup.p50', value: p50(out.lookups), unit: 'ms', better: 'lower', max: 150, note: `${out.lookups.length} resolved lookups` },
+        { name: 'T7.lookup.p99', value: p99(out.lookups), unit: 'ms', better: 'lower', max: 500, note: `${out.lookups.length} resolved lookups` }
+      )
+    }
+    return figures
+  } finally {
+    await mesh.stop()
+  }
+}
+
+export const t7: Measurement = {
+  name: 'T7',
+  description: 'scale: 30 hosts in a sparse graph, every host sends to every other by name (DHT)',
+  run
+}

@@ -1,0 +1,201 @@
+// amesh daemons for the T measurements: each host is a real `amesh up`
+// process (foreground, our child) with its own home, driven through its
+// control socket. Children are killed if the runner exits.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdir, open, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ControlClient } from '../../src/control/client.js'
+import { waitFor } from './cli.js'
+import { rssOf } from './proc.js'
+import { nowMs } from './stats.js'
+import type { BenchContext } from './types.js'
+
+export type Durability = 'always' | 'batch' | 'none'
+
+export interface DaemonOptions {
+  durability?: Durability
+  /** bootstrap peers (multiaddrs with /p2p/) */
+  peers?: string[]
+  /** extra node flags for this daemon (e.g. --cpu-prof) */
+  nodeArgs?: string[]
+}
+
+/** A packet as the control socket renders it (the fields the bench uses). */
+export interface Rendered { seq: number, id: string, from: string, to: string }
+
+export interface NodeRow { name: string, id: string, host: string, local: boolean }
+
+interface StatusNode { name: string, inbox: { last: number, cursor: number, unacked: number } }
+export interface Status { pid: number, peers: string[], nodes: StatusNode[], outbox: { queued: number, dead: number } }
+
+const live = new Set<ChildProcess>()
+let hooked = false
+function hookExit (): void {
+  if (hooked) return
+  hooked = true
+  process.on('exit', () => { for (const c of live) c.kill('SIGKILL') })
+}
+
+/**
+ * Extra node flags for every daemon, from AMESH_BENCH_NODE_ARGS (space
+ * separated), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the hosts.
+ */
+function envNodeArgs (): string[] {
+  return (process.env.AMESH_BENCH_NODE_ARGS ?? '').split(' ').filter((s) => s !== '')
+}
+
+export class Daemon {
+  private exited = false
+  private readonly exitPromise: Promise<void>
+  peerId = ''
+  addrs: string[] = []
+
+  private constructor (readonly label: string, readonly home: string, private readonly child: ChildProcess, public client: ControlClient | undefined) {
+    this.exitPromise = new Promise((resolve) => {
+      child.on('exit', () => { this.exited = true; live.delete(child); resolve() })
+    })
+  }
+
+  get pid (): number { return this.child.pid ?? -1 }
+  get socket (): string { return join(this.home, 'amesh.sock') }
+  get addr (): string { return this.addrs[0] }
+
+  get control (): ControlClient {
+    if (this.client === undefined) throw new Error(`${this.label}: not connected`)
+    return this.client
+  }
+
+  static async start (ctx: BenchContext, label: string, opts: DaemonOptions = {}): Promise<Daemon> {
+    hookExit()
+    const home = await ctx.tmpDir(label)
+    await mkdir(home, { recursive: true, mode: 0o700 })
+    const cfg = ['listen: ["/ip4/127.0.0.1/tcp/0"]', 'mdns: false', `durability: ${opts.durability ?? 'batch'}`]
+    await writeFile(join(home, 'config.yaml'), cfg.join('\n') + '\n')
+    const log = await open(join(home, 'amesh.log'), 'a')
+    const args = [...envNodeArgs(), ...(opts.nodeArgs ?? []), join(ctx.root, 'bin', 'amesh'), 'up', '--home', home]
+    for (const p of opts.peers ?? []) args.push('--peer', p)
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', log.fd, log.fd],
+      env: { ...process.env, AMESH_MDNS: 'off' }
+    })
+    await log.close()
+    live.add(child)
+    const d = new Daemon(label, home, child, undefined)
+    d.client = await waitFor(async () => {
+      if (d.exited) throw new Error(`${label}: amesh up exited during start (see ${home}/amesh.log)`)
+      try { return await ControlClient.connect(d.socket) } catch { return undefined }
+    }, 60_000, 25)
+    const id = await d.control.call<{ peerId: string, addrs: string[] }>('id')
+    d.peerId = id.peerId
+    d.addrs = id.addrs
+    return d
+  }
+
+  /** A second control connection (for a stream that runs beside calls). */
+  async connect (): Promise<ControlClient> {
+    return await ControlClient.connect(this.socket)
+  }
+
+  async ensureNode (name: string): Promise<string> {
+    const r = await this.control.call<{ id: string }>('node.ensure', { name })
+    return r.id
+  }
+
+  async status (): Promise<Status> {
+    return await this.control.call<Status>('status')
+  }
+
+  async inboxLast (node: string): Promise<number> {
+    const s = await this.status()
+    return s.nodes.find((n) => n.name === node)?.inbox.last ?? 0
+  }
+
+  async nodes (): Promise<NodeRow[]> {
+    return await this.control.call<NodeRow[]>('nodes')
+  }
+
+  /** Wait until this host knows a remote node of that name (its card arrived). */
+  async waitKnows (name: string, timeoutMs = 30_000): Promise<void> {
+    await waitFor(async () => (await this.nodes()).some((n) => !n.local && n.name === name) ? true : undefined, timeoutMs)
+  }
+
+  async rss (): Promise<number | undefined> {
+    return await rssOf(this.pid)
+  }
+
+  async stop (): Promise<void> {
+    if (this.exited) return
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000)
+    try {
+      await this.client?.call('shutdown').catch(() => {})
+      this.client?.close()
+      this.client = undefined
+      await this.exitPromise
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** Start several daemons, at most `parallel` starting at once. */
+export async function startMany (ctx: BenchContext, labels: string[], opts: (i: number) => DaemonOptions, parallel = 4): Promise<Daemon[]> {
+  const out: Daemon[] = new Array<Daemon>(labels.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < labels.length) {
+      const i = next++
+      out[i] = await Daemon.start(ctx, labels[i], opts(i))
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(parallel, labels.length) }, worker))
+  } catch (err) {
+    await stopAll(out.filter((d) => d !== undefined))
+    throw err
+  }
+  return out
+}
+
+export async function stopAll (daemons: Daemon[]): Promise<void> {
+  await Promise.all(daemons.map(async (d) => { await d.stop() }))
+}
+
+/** Text of `size` ASCII characters, varying with `i` (the packet payload). */
+export function text (size: number, i = 0): string {
+  const head = `${i}:`
+  return head + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(size / 36)).slice(0, Math.max(0, size - head.length))
+}
+
+/**
+ * Send `count` packets from `as` to `to` through a control connection, with
+ * up to `window` calls in flight. Resolves when every send is durable in the
+ * sender's outbox (or the local inbox). Returns the ids in order.
+ */
+export async function sendMany (client: ControlClient, as: string, to: string, count: number, size: number, window = 512): Promise<string[]> {
+  const ids = new Array<string>(count)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++
+      const r = await client.call<{ id: string }>('send', { as, to, text: text(size, i) })
+      ids[i] = r.id
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(window, count) }, lane))
+  return ids
+}
+
+/**
+ * Follow a node's inbox on a daemon on its own control connection. Each
+ * event is passed with its arrival time; `close()` ends the stream.
+ */
+export async function followInbox (d: Daemon, node: string, after: number, onEvent: (e: Rendered, at: number) => void): Promise<{ close: () => void, done: Promise<void> }> {
+  const client = await d.connect()
+  const done = client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) }).catch(() => {})
+  return { close: () => client.close(), done }
+}
+
+/** Wait until a node's inbox on `d` reaches `last` (polls status); returns the time it was seen. */
+export async function waitInbox (d: Daemon, node: string, last: number, timeoutMs = 120_000): Promise<number> {
+  return await waitFor(async () => (await d.inboxLast(node)) >= last ? nowMs() : undefined, timeoutMs, 10)
+}

@@ -1,0 +1,82 @@
+// In-process cost of each step a packet takes through one amesh host, with
+// nothing else running: the store calls the delivery path makes per frame
+// or per packet, and the packet codec. Prints p50 / p99 in microseconds.
+//   node --import ./dist/src/polyfill.js dist/bench/tools/path-costs.js [N]
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Committer, openDb, type Durability } from '../../src/store/db.js'
+import { InboxStore } from '../../src/store/inbox.js'
+import { OutboxStore } from '../../src/store/outbox.js'
+import { decodePacket, encodePacket } from '../../src/packet/codec.js'
+import { renderEntry } from '../../src/host/render.js'
+import { generateNodeKey } from '../../src/identity/node-key.js'
+import { ulid } from '../../src/util/ulid.js'
+import type { Packet } from '../../src/packet/types.js'
+import { nowMs, p50, p99 } from '../lib/stats.js'
+import { text } from '../lib/daemon.js'
+
+async function time (label: string, n: number, body: (i: number) => Promise<unknown> | unknown): Promise<void> {
+  const s: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t0 = nowMs()
+    await body(i)
+    s.push((nowMs() - t0) * 1000)
+  }
+  process.stdout.write(`${label.padEnd(58)} p50 ${p50(s).toFixed(0).padStart(6)} us   p99 ${p99(s).toFixed(0).padStart(6)} us\n`)
+}
+
+async function main (): Promise<void> {
+  const n = Number(process.argv[2] ?? 2000)
+  const dir = await mkdtemp(join(tmpdir(), 'amesh-path-'))
+  const from = generateNodeKey().id
+  const to = generateNodeKey().id
+  const packet = (i: number): Packet => ({ id: ulid(), from, to, from_name: 'tx', to_name: 'rx', signal: 'MESSAGE', scope: { files: [], zone: 'project' }, payload: { text: text(512, i) }, ts: Date.now() })
+  const bytes = encodePacket(packet(0))
+  try {
+    for (const mode of ['batch', 'always'] as Durability[]) {
+      const db = await openDb(join(dir, mode))
+      const c = new Committer(db, mode)
+      await time(`committer.write 1 put, alone (${mode})`, n, async (i) => { await c.write([{ type: 'put', key: `z!${i}`, value: bytes }]) })
+      await db.close()
+    }
+    const db = await openDb(join(dir, 'main'))
+    const c = new Committer(db, 'batch')
+    const inbox = new InboxStore(db, c, 1_000_000)
+    const outbox = new OutboxStore(db, c, 1_000_000)
+    await time('encodePacket 512 B (validate + dag-cbor)', n, (i) => encodePacket(packet(i)))
+    await time('decodePacket 512 B (dag-cbor + validate)', n, () => decodePacket(bytes))
+    const dest = '12D3KooWDest'
+    let lastKey: string | undefined = undefined
+    await time('outbox: prepare + commit 1 entry (send)', n, async (i) => {
+      const p = packet(i)
+      await c.write(outbox.prepare(dest, p.id, to, 'rx', from, Date.now() + 1e6, bytes))
+    })
+    await time('outbox.list(after, 256) returning 256 entries (busy link)', n / 10, async () => {
+      const l = await outbox.list(dest, lastKey, 256)
+      lastKey = l[0]?.key
+    })
+    const dest1 = '12D3KooWDest1'
+    let after1: string | undefined
+    await time('send 1 + outbox.list(after, 256) returning it (idle link)', n, async (i) => {
+      const p = packet(i)
+      await c.write(outbox.prepare(dest1, p.id, to, 'rx', from, Date.now() + 1e6, bytes))
+      const l = await outbox.list(dest1, after1, 256)
+      if (l.length !== 1) throw new Error(`listed ${l.length}`)
+      after1 = l[0].key
+    })
+    await time('inbox.append 1 packet (dedup get + seq + commit)', n, async (i) => {
+      const p = packet(i)
+      await inbox.append([{ nodeId: to, packetId: p.id, packet: bytes }])
+    })
+    await time('inbox.read(after = last - 1, 256) -> 1 entry (follow wake-up)', n, async () => { await inbox.read(to, n - 1, 256) })
+    await time('inbox.read(after, 256) -> 256 entries (replay page)', n / 10, async (i) => { await inbox.read(to, i, 256) })
+    const [entry] = await inbox.read(to, 0, 1)
+    await time('renderEntry (decode + validate + label)', n, () => renderEntry(entry, (id) => id))
+    await db.close()
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+void main()

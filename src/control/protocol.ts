@@ -19,13 +19,10 @@ export class LineSplitter {
   constructor (private readonly onLine: (line: string) => void, private readonly max = MAX_LINE_BYTES) {}
 
   push (chunk: string): void {
-    this.buf += chunk
-    let i = this.buf.indexOf('\n')
-    while (i >= 0) {
-      const line = this.buf.slice(0, i)
-      this.buf = this.buf.slice(i + 1)
+    const parts = (this.buf + chunk).split('\n')
+    this.buf = parts.pop() ?? ''
+    for (const line of parts) {
       if (line.trim() !== '') this.onLine(line)
-      i = this.buf.indexOf('\n')
     }
     if (this.buf.length > this.max) throw new Error(`control line longer than ${this.max} bytes`)
   }

@@ -1,4 +1,4 @@
-import { decodePacket } from '../packet/codec.js'
+import * as cbor from '@ipld/dag-cbor'
 import type { Packet } from '../packet/types.js'
 import type { InboxEntry } from '../store/inbox.js'
 
@@ -21,7 +21,8 @@ const OPTIONAL = ['return_to', 'session_id', 'conversation_id', 'in_reply_to', '
 
 /** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
 export function renderEntry (entry: InboxEntry, label: (id: string) => string): RenderedPacket {
-  const p = decodePacket(entry.packet)
+  // inbox entries were validated when they were stored: decode without re-validating
+  const p = cbor.decode<Packet>(entry.packet)
   const out: RenderedPacket = {
     seq: entry.seq,
     id: p.id,

@@ -66,13 +66,20 @@ export function publicKeyFromNodeId (id: string): Uint8Array {
   return bytes.subarray(2)
 }
 
+const validIds = new Set<string>()
+const VALID_IDS_MAX = 10_000
+
+/** True for an Ed25519 did:key; valid ids are remembered (bounded) so a stream checks each once. */
 export function isNodeId (value: string): boolean {
+  if (validIds.has(value)) return true
   try {
     publicKeyFromNodeId(value)
-    return true
   } catch {
     return false
   }
+  if (validIds.size >= VALID_IDS_MAX) validIds.clear()
+  validIds.add(value)
+  return true
 }
 
 const keyCache = new Map<string, KeyObject>()

@@ -1,7 +1,6 @@
 import { format } from 'node:util'
 import { resolveOptions } from '../../mcp/options.js'
 import { claudeCommand, installMcpJson, type McpServerEntry } from '../../mcp/install.js'
-import { runMcp } from '../../mcp/server.js'
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, int, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
@@ -59,6 +58,8 @@ async function serve (args: Parsed, home: string): Promise<number> {
     loopWindow: window === undefined ? undefined : parseDuration(window),
     logFile: str(args, 'log')
   })
+  // the MCP SDK loads only in the MCP process
+  const { runMcp } = await import('../../mcp/server.js')
   const session = await runMcp(opts)
   const stopSignal = new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve())

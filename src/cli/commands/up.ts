@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, openSync, chmodSync } from 'node:fs'
 import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
-import { runDaemon } from '../../host/daemon.js'
 import { homePaths } from '../../host/paths.js'
 import { bool, list, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
@@ -54,6 +53,8 @@ async function detach (args: Parsed, home: string): Promise<number> {
 }
 
 async function foreground (args: Parsed, home: string): Promise<number> {
+  // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
+  const { runDaemon } = await import('../../host/daemon.js')
   const daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
   const id = daemon.host.libp2p.peerId.toString()
   process.stderr.write(`amesh is up, peer ${id}\n  ${daemon.host.libp2p.getMultiaddrs().map(String).join('\n  ')}\n`)

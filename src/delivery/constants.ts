@@ -9,12 +9,16 @@ export const FRAME_PACKETS = 256
 export const FRAME_BYTES = 1024 * 1024
 /** frames in flight (sent, not yet acked) per link */
 export const WINDOW_FRAMES = 8
-/** no ack for this long while frames are in flight: the stream is dead */
+/** no ack for this long while frames are in flight: check the peer with a ping */
 export const ACK_TIMEOUT = 5 * SECOND
+/** ...and if it answers pings but acks nothing for this many ACK_TIMEOUTs, drop the stream anyway */
+export const ACK_STALLS = 4
 /** liveness ping of an open link while idle */
 export const PING_INTERVAL = 5 * SECOND
 export const PING_TIMEOUT = 3 * SECOND
-/** reconnect backoff */
+/** reconnect backoff: exponential from MIN to MAX, with jitter (50-100 %) */
 export const BACKOFF_MIN = 250
-export const BACKOFF_MAX = 30 * SECOND
+export const BACKOFF_MAX = 5 * SECOND
 export const DIAL_TIMEOUT = 10 * SECOND
+/** frames a receiver holds (read, not yet acked) before it stops reading the stream */
+export const RECEIVER_PENDING_FRAMES = 16

@@ -4,7 +4,7 @@ import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
+import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodeFrame, type AckResult } from './frame.js'
 
 export interface LinkEvents {
@@ -43,10 +43,20 @@ export class PeerLink {
   private pumping = false
   private wakeAgain = false
   private generation = 0
+  /** consecutive ack timeouts during which the peer still answered pings */
+  private stalls = 0
 
   constructor (readonly peerId: PeerId, private readonly deps: LinkDeps) {}
 
   get status (): LinkState { return this.state }
+
+  /** Whether this outbox entry is in a frame sent and not yet acked. */
+  isInflight (key: string): boolean {
+    for (const entries of this.inflight.values()) {
+      if (entries.length > 0 && entries[0].key <= key && key <= entries[entries.length - 1].key) return true
+    }
+    return false
+  }
 
   /** New packets are queued, or the peer just connected: make progress now. */
   wake (immediate = false): void {
@@ -76,7 +86,7 @@ export class PeerLink {
     this.stream = stream
     this.out = pushable<Uint8Array>()
     this.state = 'open'
-    this.attempts = 0
+    this.stalls = 0
     this.lastSentKey = undefined
     this.inflight.clear()
     void stream.sink(lp.encode(this.out)).catch(() => this.fail(gen))
@@ -103,6 +113,7 @@ export class PeerLink {
     const entries = this.inflight.get(batch)
     if (entries === undefined || gen !== this.generation) return
     this.inflight.delete(batch)
+    this.stalls = 0
     this.armAckTimer(gen)
     const byId = new Map(entries.map((e) => [e.packetId, e]))
     const delivered: OutboxEntry[] = []
@@ -115,6 +126,7 @@ export class PeerLink {
       else if (r.r === true) retry = true
       else rejected.push({ entry, code: r.c, reason: r.m })
     }
+    if (delivered.length > 0) this.attempts = 0
     this.deps.events.delivered(delivered).catch((err) => this.deps.log(`link ${this.peerId.toString()}: marking delivered failed: ${errorMessage(err)}`))
     await this.deps.events.rejected(rejected)
     if (retry) { this.fail(gen); return }
@@ -162,10 +174,47 @@ export class PeerLink {
     clearTimeout(this.ackTimer)
     this.ackTimer = undefined
     if (this.inflight.size === 0) return
-    this.ackTimer = setTimeout(() => {
-      this.deps.log(`link ${this.peerId.toString()}: no ack within ${ACK_TIMEOUT} ms, dropping the stream`)
+    this.ackTimer = setTimeout(() => { void this.onAckTimeout(gen) }, ACK_TIMEOUT)
+  }
+
+  /**
+   * No ack for ACK_TIMEOUT: a peer that vanished without FIN looks exactly
+   * like this. Ping it: no answer means the connection is dead (drop it, so
+   * the next dial does not reuse it); an answer means the receiver is slow,
+   * which is tolerated for ACK_STALLS timeouts in a row.
+   */
+  private async onAckTimeout (gen: number): Promise<void> {
+    if (gen !== this.generation || this.state !== 'open') return
+    this.ackTimer = undefined
+    if (!await this.alive()) {
+      if (gen !== this.generation) return
+      this.deps.log(`link ${this.peerId.toString()}: no ack within ${ACK_TIMEOUT} ms and no ping answer, dropping the connection`)
+      this.abortConnections('no ack, no ping')
       this.fail(gen)
-    }, ACK_TIMEOUT)
+      return
+    }
+    if (gen !== this.generation || this.state !== 'open') return
+    if (++this.stalls >= ACK_STALLS) {
+      this.deps.log(`link ${this.peerId.toString()}: peer answers pings but acked nothing for ${ACK_STALLS * ACK_TIMEOUT} ms, dropping the stream`)
+      this.fail(gen)
+      return
+    }
+    this.armAckTimer(gen)
+  }
+
+  private async alive (): Promise<boolean> {
+    const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
+    if (services.ping === undefined) return false
+    try {
+      await services.ping.ping(this.peerId, { signal: AbortSignal.timeout(PING_TIMEOUT) })
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private abortConnections (why: string): void {
+    for (const c of this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error(why))
   }
 
   private schedulePing (gen: number): void {
@@ -175,15 +224,11 @@ export class PeerLink {
 
   private async ping (gen: number): Promise<void> {
     if (gen !== this.generation || this.state !== 'open') return
-    const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
-    try {
-      await services.ping?.ping(this.peerId, { signal: AbortSignal.timeout(PING_TIMEOUT) })
-      this.schedulePing(gen)
-    } catch (err) {
-      this.deps.log(`link ${this.peerId.toString()}: ping failed (${errorMessage(err)}), dropping the connection`)
-      for (const c of this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error('ping timeout'))
-      this.fail(gen)
-    }
+    if (await this.alive()) { if (gen === this.generation) this.schedulePing(gen); return }
+    if (gen !== this.generation) return
+    this.deps.log(`link ${this.peerId.toString()}: ping failed, dropping the connection`)
+    this.abortConnections('ping timeout')
+    this.fail(gen)
   }
 
   /** Tear the stream down and retry with backoff; in-flight frames are resent later. */

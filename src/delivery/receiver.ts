@@ -4,7 +4,8 @@ import type { Connection, Stream } from '@libp2p/interface'
 import { decodePacket } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { AppendItem, InboxStore } from '../store/inbox.js'
-import { errorCode, errorMessage } from '../util/errors.js'
+import { InboxFullError, errorCode, errorMessage } from '../util/errors.js'
+import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
 import { MAX_FRAME_BYTES, decodeFrame, encodeFrame, type AckResult } from './frame.js'
 
@@ -29,13 +30,33 @@ interface Slot { result?: AckResult, item?: AppendItem }
  * each packet only once it is durable. Frames are answered in order.
  */
 export class PacketReceiver {
+  /** the current inbound packet stream per remote host */
+  private readonly current = new Map<string, Stream>()
+
   constructor (private readonly deps: ReceiverDeps) {}
+
+  /**
+   * One long-lived stream per peer pair: a new stream from a host supersedes
+   * its old one (which may be a half-dead leftover of a partition that never
+   * saw a FIN), so a reconnecting sender never leaves handlers behind.
+   */
+  private claim (remote: string, stream: Stream): void {
+    const old = this.current.get(remote)
+    this.current.set(remote, stream)
+    if (old !== undefined && old !== stream) old.abort(new Error('superseded by a new packet stream from the same host'))
+  }
+
+  private release (remote: string, stream: Stream): void {
+    if (this.current.get(remote) === stream) this.current.delete(remote)
+  }
 
   async handle ({ stream, connection }: { stream: Stream, connection: Connection }): Promise<void> {
     const remote = connection.remotePeer.toString()
+    this.claim(remote, stream)
     const out = pushable<Uint8Array>()
     void stream.sink(lp.encode(out)).catch(() => {})
     let acks: Promise<void> = Promise.resolve()
+    let pending = 0
     const latch = new Set<string>()
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
@@ -43,10 +64,14 @@ export class PacketReceiver {
         if (frame.t !== 'p') throw new Error(`unexpected frame type ${frame.t}`)
         const slots = await this.admitAll(frame.p, remote, latch)
         const done = this.commit(slots, latch)
+        pending++
         acks = acks.then(async () => {
           const results = await done
+          pending--
           out.push(encodeFrame({ t: 'a', b: frame.b, r: results }))
         })
+        // a sender that ignores its window cannot make this host buffer without bound
+        if (pending >= RECEIVER_PENDING_FRAMES) await acks
       }
       await acks
       out.end()
@@ -56,6 +81,8 @@ export class PacketReceiver {
       out.push(encodeFrame({ t: 'e', c: errorCode(err), m: errorMessage(err) }))
       out.end()
       setTimeout(() => stream.abort(new Error('protocol error')), 100).unref()
+    } finally {
+      this.release(remote, stream)
     }
   }
 
@@ -86,13 +113,17 @@ export class PacketReceiver {
 
   private async commit (slots: Slot[], latch: Set<string>): Promise<AckResult[]> {
     const items = slots.filter((s) => s.item !== undefined).map((s) => s.item as AppendItem)
-    const appended = await this.deps.inbox.append(items, latch)
+    const appended = await this.deps.inbox.append(items, { latch })
     let k = 0
     return slots.map((s) => {
       if (s.result !== undefined) return s.result
       const r = appended[k++]
       const id = (s.item as AppendItem).packetId
-      if ('error' in r) return { i: id, c: r.error.code, m: r.error.message, r: true }
+      if ('error' in r) {
+        // a full inbox is temporary (the sender retries); a stale packet is refused for good
+        const { code, message, name } = r.error
+        return name === InboxFullError.name ? { i: id, c: code, m: message, r: true } : { i: id, c: code, m: message }
+      }
       return { i: id, s: r.seq }
     })
   }

@@ -3,8 +3,8 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { encodePacket } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { Committer } from '../store/db.js'
-import type { InboxStore } from '../store/inbox.js'
-import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
+import type { AppendItem, InboxStore } from '../store/inbox.js'
+import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
 import type { LocalNode } from '../store/nodes.js'
 import { ulid } from '../util/ulid.js'
 import { errorMessage } from '../util/errors.js'
@@ -28,7 +28,9 @@ export interface DeliveryDeps {
 
 export interface QueueResult { id: string, state: 'queued' | 'delivered', seq?: number }
 
-const SWEEP_INTERVAL = 5 * SECOND
+/** how often expired outbox entries are looked up (an index seek when there are none) */
+const SWEEP_INTERVAL = 1 * SECOND
+const SWEEP_BATCH = 1000
 
 /**
  * Outbound delivery (one PeerLink per destination host), inbound delivery (the
@@ -72,7 +74,7 @@ export class DeliveryService {
         outbox: this.deps.outbox,
         log: this.deps.log,
         events: {
-          delivered: async (entries) => await this.deps.outbox.remove(entries),
+          delivered: async (entries) => { await this.deps.outbox.remove(entries) },
           rejected: async (items) => await this.deadLetter(items)
         }
       })
@@ -89,9 +91,10 @@ export class DeliveryService {
 
   /** Queue an encoded packet for a remote host; resolves once it is durable. */
   async enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number): Promise<QueueResult> {
-    const op = this.deps.outbox.prepare(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
+    const ops = this.deps.outbox.prepare(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
     try {
-      await this.deps.committer.write([op])
+      // handed to the Committer in the same tick as prepare(): key order = commit order
+      await this.deps.committer.write(ops)
     } catch (err) {
       this.deps.outbox.release(dest)
       throw err
@@ -107,32 +110,59 @@ export class DeliveryService {
     return { id: packet.id, state: 'delivered', seq: r.seq }
   }
 
-  private async deadLetter (items: Array<{ entry: OutboxEntry, code: string, reason: string }>): Promise<void> {
+  /**
+   * Dead letters: the outbox entries move to `x!` and each sender node gets an
+   * ERROR notice in its own inbox, in the same synced batch (a crash cannot
+   * leave one without the other).
+   */
+  private async deadLetter (items: Doomed[]): Promise<void> {
     if (items.length === 0) return
-    await this.deps.outbox.kill(items)
-    for (const { entry, code, reason } of items) {
-      this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
-      await this.notice(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId)
-    }
+    await this.deps.outbox.kill(items, async (ops, killed) => {
+      const notices = killed.map(({ entry, code, reason }) => this.noticeItem(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
+      const results = await this.deps.inbox.append(notices, { extra: ops })
+      results.forEach((r, k) => {
+        const { entry, code, reason } = killed[k]
+        this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
+        if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
+      })
+    })
+  }
+
+  private noticeItem (nodeId: string, context: string, inReplyTo?: string): AppendItem {
+    const packet: Packet = { id: ulid(), from: nodeId, to: nodeId, signal: 'ERROR', scope: { files: [], zone: 'project' }, payload: { context }, ts: Date.now() }
+    if (inReplyTo !== undefined) packet.in_reply_to = inReplyTo
+    return { nodeId, packetId: packet.id, packet: encodePacket(packet) }
   }
 
   /** An ERROR notice from a node to itself, in its own inbox. */
   async notice (nodeId: string, context: string, inReplyTo?: string): Promise<void> {
-    const packet: Packet = { id: ulid(), from: nodeId, to: nodeId, signal: 'ERROR', scope: { files: [], zone: 'project' }, payload: { context }, ts: Date.now() }
-    if (inReplyTo !== undefined) packet.in_reply_to = inReplyTo
-    try {
-      await this.deliverLocal(packet, encodePacket(packet))
-    } catch (err) {
-      this.deps.log(`notice to ${nodeId} failed: ${errorMessage(err)}`)
-    }
+    const [r] = await this.deps.inbox.append([this.noticeItem(nodeId, context, inReplyTo)])
+    if ('error' in r) this.deps.log(`notice to ${nodeId} failed: ${r.error.message}`)
   }
 
   /** Expired outbox entries become dead letters, and their senders are told. */
   async sweep (now = Date.now()): Promise<number> {
-    const expired = await this.deps.outbox.expired(now, 1000)
-    await this.deadLetter(expired.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: `not acknowledged by ${entry.dest} before its TTL ran out` })))
-    return expired.length
+    if (this.sweeping) return 0
+    this.sweeping = true
+    let total = 0
+    try {
+      // entries in a frame on the wire wait for its ack or its failure
+      const busy = (e: OutboxEntry): boolean => this.links.get(e.dest)?.isInflight(e.key) ?? false
+      for (;;) {
+        const expired = await this.deps.outbox.expired(now, SWEEP_BATCH, busy)
+        await this.deadLetter(expired.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: `not acknowledged by host ${entry.dest} before its TTL ran out` })))
+        total += expired.length
+        if (expired.length < SWEEP_BATCH) return total
+      }
+    } catch (err) {
+      this.deps.log(`ttl sweep: ${errorMessage(err)}`)
+      return total
+    } finally {
+      this.sweeping = false
+    }
   }
+
+  private sweeping = false
 
   isLocalSender (node: LocalNode | undefined): boolean { return node !== undefined }
 }

@@ -30,6 +30,7 @@ export async function hostStatus (host: Host): Promise<Record<string, unknown>> 
     outbox: { queued: outbox.queued, dead: outbox.dead, by_destination: outbox.byDestination },
     links: host.delivery.linkStates(),
     store_bytes: dirSize(host.paths.store),
+    commits: { ...host.committer.stats, backlog: host.committer.backlog },
     rss_bytes: process.memoryUsage().rss
   }
 }

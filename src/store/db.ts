@@ -10,36 +10,45 @@ export type WriteOp = PutOp | DelOp
 
 export type RawDb = Level<string, Uint8Array>
 
-interface Waiter { resolve: () => void, reject: (err: unknown) => void }
+/** What the Committer writes to: a LevelDB, or a stub in tests. */
+export interface BatchTarget {
+  batch: (ops: WriteOp[], options: { sync: boolean }) => Promise<void>
+}
+
+/** Most operations in one group-committed batch; more wait for the next one. */
+export const MAX_BATCH_OPS = 16_384
+
+interface Waiter { ops: WriteOp[], resolve: () => void, reject: (err: unknown) => void }
+
+export interface CommitStats { batches: number, synced: number, ops: number }
 
 /**
- * Group commit. `batch`: every write queued while a synced batch is in flight
- * goes into the next synced batch; callers resolve only once their batch is on
- * disk. `always`: one synced batch per write call. `none`: grouped, unsynced.
+ * Group commit. Every caller's promise resolves only once the batch holding
+ * its operations is written — and, in `batch` and `always` mode, synced to
+ * disk (fsync). A caller's operations are never split across batches, and
+ * batches are written strictly in call order.
+ *
+ * - `always`: one synced batch per write() call.
+ * - `batch`: all writes queued while a batch is being written go into the next
+ *   synced batch (a batch starts on the next turn of the event loop, or as soon
+ *   as the previous one is on disk), up to MAX_BATCH_OPS per batch.
+ * - `none`: grouped like `batch`, but not synced (the OS decides when).
  */
 export class Committer {
-  private pending: WriteOp[] = []
-  private waiters: Waiter[] = []
+  private queue: Waiter[] = []
+  private queuedOps = 0
   private writing = false
   private scheduled = false
+  readonly stats: CommitStats = { batches: 0, synced: 0, ops: 0 }
 
-  constructor (private readonly db: RawDb, private readonly mode: Durability) {}
+  constructor (private readonly db: BatchTarget, readonly mode: Durability) {}
 
   write (ops: WriteOp[]): Promise<void> {
-    if (this.mode === 'always') return this.writeNow(ops)
     return new Promise<void>((resolve, reject) => {
-      this.pending.push(...ops)
-      this.waiters.push({ resolve, reject })
+      this.queue.push({ ops, resolve, reject })
+      this.queuedOps += ops.length
       this.schedule()
     })
-  }
-
-  private chain: Promise<void> = Promise.resolve()
-
-  private writeNow (ops: WriteOp[]): Promise<void> {
-    const run = this.chain.then(async () => await this.db.batch(ops, { sync: true } as object))
-    this.chain = run.catch(() => {})
-    return run
   }
 
   private schedule (): void {
@@ -48,29 +57,54 @@ export class Committer {
     setImmediate(() => { this.scheduled = false; void this.flush() })
   }
 
+  /** The waiters of the next batch: one write() call in `always` mode, else as many as fit. */
+  private take (): Waiter[] {
+    if (this.mode === 'always') return this.queue.splice(0, 1)
+    let n = 0
+    let ops = 0
+    while (n < this.queue.length && (n === 0 || ops + this.queue[n].ops.length <= MAX_BATCH_OPS)) {
+      ops += this.queue[n].ops.length
+      n++
+    }
+    return this.queue.splice(0, n)
+  }
+
   private async flush (): Promise<void> {
-    if (this.writing || this.pending.length === 0) return
+    if (this.writing || this.queue.length === 0) return
     this.writing = true
-    const ops = this.pending
-    const waiters = this.waiters
-    this.pending = []
-    this.waiters = []
+    const waiters = this.take()
+    const ops = waiters.flatMap((w) => w.ops)
+    this.queuedOps -= ops.length
+    const sync = this.mode !== 'none'
     try {
-      await this.db.batch(ops, { sync: this.mode === 'batch' } as object)
+      if (ops.length > 0) {
+        await this.db.batch(ops, { sync })
+        this.stats.batches++
+        this.stats.ops += ops.length
+        if (sync) this.stats.synced++
+      }
       for (const w of waiters) w.resolve()
     } catch (err) {
       for (const w of waiters) w.reject(err)
     } finally {
       this.writing = false
-      if (this.pending.length > 0) this.schedule()
+      if (this.queue.length > 0) this.schedule()
     }
   }
 
+  /** Operations queued and not yet written. */
+  get backlog (): number { return this.queuedOps }
+
   /** Resolves when everything queued so far is written. */
   async drain (): Promise<void> {
-    if (this.pending.length === 0 && !this.writing) { await this.chain; return }
+    if (this.queue.length === 0 && !this.writing) return
     await this.write([])
   }
+}
+
+/** A BatchTarget over a LevelDB (level's batch options carry `sync` untyped). */
+export function batchTarget (db: RawDb): BatchTarget {
+  return { batch: async (ops, options) => { await db.batch(ops, options as object) } }
 }
 
 export async function openDb (path: string): Promise<RawDb> {

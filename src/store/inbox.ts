@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events'
 import * as cbor from '@ipld/dag-cbor'
-import { InboxFullError } from '../util/errors.js'
+import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
+import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 
 const INBOX_PREFIX = 'i!'
 const CURSOR_PREFIX = 'c!'
@@ -21,7 +22,32 @@ export interface AppendItem {
   packet: Uint8Array
 }
 
-export type AppendResult = { seq: number, duplicate: boolean } | { error: InstanceType<typeof InboxFullError> }
+/**
+ * A packet whose id (a ULID) is older than the dedup window: the receiver can
+ * no longer tell whether it was delivered before, so it refuses it for good.
+ */
+export class StalePacketError extends AmeshError {
+  constructor (message: string) {
+    super('STALE_PACKET', message)
+    this.name = 'StalePacketError'
+  }
+}
+
+export type AppendError = InstanceType<typeof InboxFullError> | StalePacketError
+
+export type AppendResult = { seq: number, duplicate: boolean } | { error: AppendError }
+
+export interface AppendOptions {
+  /** nodes whose inbox refused a packet earlier in this stream (FIFO latch) */
+  latch?: Set<string>
+  /** more operations to commit in the same batch (e.g. dead-letter moves) */
+  extra?: WriteOp[]
+}
+
+/** default dedup window: message ids are remembered this long */
+export const DEFAULT_DEDUP_WINDOW = 7 * 24 * 60 * 60 * 1000
+/** entries deleted per retention step */
+const PRUNE_CHUNK = 5000
 
 interface NodeState { last: number, cursor: number, oldest: number }
 
@@ -43,7 +69,7 @@ export class InboxStore extends EventEmitter {
   /** message id -> seq, for ids whose write is queued but not yet durable */
   private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number) {
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW) {
     super()
     this.setMaxListeners(0)
   }
@@ -79,10 +105,10 @@ export class InboxStore extends EventEmitter {
   }
 
   /** Append packets; resolves once all are durable, one result per item, in order. */
-  async append (items: AppendItem[], latch?: Set<string>): Promise<AppendResult[]> {
+  async append (items: AppendItem[], opts: AppendOptions = {}): Promise<AppendResult[]> {
     // Sequence numbers are assigned under a lock, in call order, so packets
     // from one stream keep their order even while earlier batches are syncing.
-    const prepared = this.lock.then(async () => await this.prepare(items, latch ?? new Set()))
+    const prepared = this.lock.then(async () => await this.prepare(items, opts.latch ?? new Set(), opts.extra ?? []))
     this.lock = prepared.then(() => {}, () => {})
     const { results, write, touched, finish } = await prepared
     try {
@@ -96,9 +122,9 @@ export class InboxStore extends EventEmitter {
 
   private lock: Promise<void> = Promise.resolve()
 
-  private async prepare (items: AppendItem[], latch: Set<string>): Promise<{ results: AppendResult[], write: Promise<void>, touched: Map<string, number>, finish: () => void }> {
+  private async prepare (items: AppendItem[], latch: Set<string>, extra: WriteOp[]): Promise<{ results: AppendResult[], write: Promise<void>, touched: Map<string, number>, finish: () => void }> {
     const results: AppendResult[] = []
-    const ops: WriteOp[] = []
+    const ops: WriteOp[] = [...extra]
     const touched = new Map<string, number>()
     const now = Date.now()
     let release!: () => void
@@ -107,6 +133,8 @@ export class InboxStore extends EventEmitter {
     for (const item of items) {
       const prior = await this.seen(item.packetId, done)
       if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
+      const stale = this.staleness(item.packetId, now)
+      if (stale !== undefined) { results.push({ error: stale }); continue }
       const st = await this.loadState(item.nodeId)
       if (latch.has(item.nodeId) || st.last - st.cursor >= this.cap) {
         // once a node's inbox refused a packet, later ones for it in the same
@@ -152,32 +180,53 @@ export class InboxStore extends EventEmitter {
     return target
   }
 
+  /** A packet id older than the dedup window cannot be checked for duplicates: refuse it. */
+  private staleness (packetId: string, now: number): StalePacketError | undefined {
+    const minted = ulidTime(packetId)
+    if (!Number.isFinite(minted) || minted >= now - this.dedupWindow) return undefined
+    return new StalePacketError(`message ${packetId} is older than the receiver's dedup window (${this.dedupWindow} ms): refused, it may be a replay`)
+  }
+
   /**
    * Retention: delete acked entries received before `olderThan`, and acked
-   * entries beyond the newest `keepAcked` per node. Returns how many went.
+   * entries beyond the newest `keepAcked` per node. Unacked entries are never
+   * deleted. Works in chunks until done; returns how many went.
    */
   async prune (nodeId: string, olderThan: number, keepAcked: number): Promise<number> {
     const st = await this.loadState(nodeId)
-    const ops: WriteOp[] = []
     const keepFrom = st.cursor - keepAcked
-    for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: 10_000 })) {
-      const seq = seqFromKey(key)
-      if (seq > st.cursor) break
-      const received = cbor.decode<{ r: number }>(value).r
-      if (seq > keepFrom && received >= olderThan) break
-      ops.push({ type: 'del', key })
+    let total = 0
+    for (;;) {
+      const ops: WriteOp[] = []
+      for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: PRUNE_CHUNK })) {
+        const seq = seqFromKey(key)
+        if (seq > st.cursor) break
+        const received = cbor.decode<{ r: number }>(value).r
+        if (seq > keepFrom && received >= olderThan) break
+        ops.push({ type: 'del', key })
+      }
+      if (ops.length > 0) await this.committer.write(ops)
+      total += ops.length
+      if (ops.length < PRUNE_CHUNK) return total
     }
-    if (ops.length > 0) await this.committer.write(ops)
-    return ops.length
   }
 
-  /** Drop dedup entries for message ids minted before `beforeId` (ULIDs sort by time). */
-  async pruneDedup (beforeId: string): Promise<number> {
-    const ops: WriteOp[] = []
-    for await (const [key] of this.db.iterator({ gt: DEDUP_PREFIX, lt: DEDUP_PREFIX + beforeId, limit: 10_000 })) {
-      ops.push({ type: 'del', key })
+  /**
+   * Forget message ids minted (ULID time) before `now - dedupWindow`. Packets
+   * that old are refused as stale on arrival, so dropping their ids can never
+   * let a duplicate in. Works in chunks until done; returns how many went.
+   */
+  async pruneDedup (now = Date.now()): Promise<number> {
+    const before = DEDUP_PREFIX + ulidTimePrefix(now - this.dedupWindow)
+    let total = 0
+    for (;;) {
+      const ops: WriteOp[] = []
+      for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: before, limit: PRUNE_CHUNK })) {
+        ops.push({ type: 'del', key })
+      }
+      if (ops.length > 0) await this.committer.write(ops)
+      total += ops.length
+      if (ops.length < PRUNE_CHUNK) return total
     }
-    if (ops.length > 0) await this.committer.write(ops)
-    return ops.length
   }
 }

@@ -18,6 +18,14 @@ export interface NodeRecord {
   /** the lineage certificate signed by the parent, base64 */
   lineage?: string
   profile?: Record<string, unknown>
+  /** card fields projected from a managed node's spec */
+  card?: NodeCardFields
+}
+
+/** What a spec adds to a node's card (A2A description and skills). */
+export interface NodeCardFields {
+  description?: string
+  skills?: Array<{ id: string, name: string, description: string, tags: string[] }>
 }
 
 export interface LocalNode {
@@ -63,7 +71,7 @@ export class NodeStore {
   }
 
   /** Create a node; the caller fills parent/lineage when there is one. */
-  async create (name: string, kind: NodeKind, extra: Partial<Pick<NodeRecord, 'parent' | 'depth' | 'lineage' | 'profile'>> & { key?: NodeKey } = {}): Promise<LocalNode> {
+  async create (name: string, kind: NodeKind, extra: Partial<Pick<NodeRecord, 'parent' | 'depth' | 'lineage' | 'profile' | 'card'>> & { key?: NodeKey } = {}): Promise<LocalNode> {
     checkNodeName(name)
     if (this.byName.has(name)) throw new NameCollisionError(`a node named ${name} already exists on this host`)
     const key = extra.key ?? generateNodeKey()
@@ -78,6 +86,7 @@ export class NodeStore {
     if (extra.parent !== undefined) record.parent = extra.parent
     if (extra.lineage !== undefined) record.lineage = extra.lineage
     if (extra.profile !== undefined) record.profile = extra.profile
+    if (extra.card !== undefined) record.card = extra.card
     await this.committer.write([{ type: 'put', key: NODE_PREFIX + record.id, value: toJsonBytes(record) }])
     return this.remember(record)
   }

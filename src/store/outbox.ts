@@ -3,10 +3,13 @@ import { OutboxFullError } from '../util/errors.js'
 import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 
 const OUTBOX_PREFIX = 'o!'
+const EXPIRY_PREFIX = 'e!'
 const DEAD_PREFIX = 'x!'
+/** entries deleted per retention step */
+const PRUNE_CHUNK = 5000
 
 export interface OutboxEntry {
-  /** store key: o!<destPeer>!<packetId> */
+  /** store key: o!<destPeer>!<enqueue seq, 16 hex digits> */
   key: string
   dest: string
   packetId: string
@@ -28,39 +31,64 @@ export interface DeadLetter {
   packet: Uint8Array
 }
 
-interface StoredEntry { to: string, from: string, exp: number, p: Uint8Array }
+export interface Doomed { entry: OutboxEntry, code: string, reason: string }
 
-export function outboxKey (dest: string, packetId: string): string {
-  return `${OUTBOX_PREFIX}${dest}!${packetId}`
+/** Commits a dead-letter move (and whatever else must land in the same batch). */
+export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
+
+interface StoredEntry { i: string, to: string, from: string, exp: number, p: Uint8Array }
+
+const hex = (n: number, width: number): string => Math.min(Math.max(0, Math.floor(n)), 16 ** width - 1).toString(16).padStart(width, '0')
+
+export function outboxKey (dest: string, seq: number): string {
+  return `${OUTBOX_PREFIX}${dest}!${hex(seq, 16)}`
 }
 
-function parseKey (key: string): { dest: string, packetId: string } {
+function expiryKey (exp: number, key: string): string {
+  return `${EXPIRY_PREFIX}${hex(exp, 12)}!${key}`
+}
+
+function deadKey (at: number, packetId: string): string {
+  return `${DEAD_PREFIX}${hex(at, 12)}!${packetId}`
+}
+
+function parseKey (key: string): { dest: string, seq: number } {
   const rest = key.slice(OUTBOX_PREFIX.length)
   const i = rest.lastIndexOf('!')
-  return { dest: rest.slice(0, i), packetId: rest.slice(i + 1) }
+  return { dest: rest.slice(0, i), seq: parseInt(rest.slice(i + 1), 16) }
 }
 
 function toEntry (key: string, value: Uint8Array): OutboxEntry {
   const v = cbor.decode<StoredEntry>(value)
-  return { key, ...parseKey(key), to: v.to, from: v.from, exp: v.exp, packet: v.p }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p }
 }
 
 /**
- * Per-destination-host queues of durable packets waiting for an ack, plus the
- * dead letters of packets that expired or were rejected for good.
+ * Per-destination-host queues of durable packets waiting for an ack, an expiry
+ * index over them, and the dead letters of packets that expired or were
+ * rejected for good.
+ *
+ * Queue keys carry an enqueue sequence number that is assigned in the same
+ * synchronous step that hands the write to the Committer, so key order is
+ * commit order: a link that reads "after the last key it sent" never skips an
+ * entry that became durable later than a newer one.
  */
 export class OutboxStore {
   private readonly depth = new Map<string, number>()
   private deadCount = 0
+  private nextSeq = 1
+  /** remove/kill run one at a time, so an entry is settled exactly once */
+  private settling: Promise<void> = Promise.resolve()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
 
   async load (): Promise<void> {
-    for await (const [key] of this.db.iterator({ gt: OUTBOX_PREFIX, lt: OUTBOX_PREFIX + '\xff', values: false })) {
-      const { dest } = parseKey(key)
+    for await (const key of this.db.keys({ gt: OUTBOX_PREFIX, lt: OUTBOX_PREFIX + '\xff' })) {
+      const { dest, seq } = parseKey(key)
       this.depth.set(dest, (this.depth.get(dest) ?? 0) + 1)
+      if (seq >= this.nextSeq) this.nextSeq = seq + 1
     }
-    for await (const _ of this.db.iterator({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + '\xff', values: false })) this.deadCount++
+    for await (const _ of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + '\xff' })) this.deadCount++
   }
 
   destinations (): string[] {
@@ -76,14 +104,23 @@ export class OutboxStore {
     return { queued, dead: this.deadCount, byDestination }
   }
 
-  /** Reserve room and build the write ops; the caller commits them. */
-  prepare (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): WriteOp {
+  /**
+   * Reserve room and build the write ops (entry + expiry index). The caller
+   * must hand them to the Committer synchronously (same tick), which keeps key
+   * order equal to commit order.
+   */
+  prepare (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): WriteOp[] {
     const n = this.depthOf(dest)
     if (n >= this.capPerDest) {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
-    return { type: 'put', key: outboxKey(dest, packetId), value: cbor.encode({ to, from, exp, p: packet }) }
+    const key = outboxKey(dest, this.nextSeq++)
+    const value: StoredEntry = { i: packetId, to, from, exp, p: packet }
+    return [
+      { type: 'put', key, value: cbor.encode(value) },
+      { type: 'put', key: expiryKey(exp, key), value: new Uint8Array(0) }
+    ]
   }
 
   /** Undo a reservation whose write failed. */
@@ -99,41 +136,102 @@ export class OutboxStore {
     return out
   }
 
-  /** Delivered: remove the entries (no sync needed: a resend is deduplicated). */
-  async remove (entries: OutboxEntry[]): Promise<void> {
-    if (entries.length === 0) return
-    for (const e of entries) this.depth.set(e.dest, Math.max(0, this.depthOf(e.dest) - 1))
-    await this.committer.write(entries.map((e) => ({ type: 'del', key: e.key })))
+  private async settle<T> (fn: () => Promise<T>): Promise<T> {
+    const run = this.settling.then(fn)
+    this.settling = run.then(() => {}, () => {})
+    return await run
   }
 
-  /** Move entries to the dead letters with a reason. */
-  async kill (entries: Array<{ entry: OutboxEntry, code: string, reason: string }>, extra: WriteOp[] = []): Promise<void> {
-    if (entries.length === 0) return
-    const ops: WriteOp[] = [...extra]
-    const at = Date.now()
-    for (const { entry, code, reason } of entries) {
-      this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
-      ops.push({ type: 'del', key: entry.key })
-      const dead = { packetId: entry.packetId, dest: entry.dest, to: entry.to, from: entry.from, code, reason, at, packet: entry.packet }
-      ops.push({ type: 'put', key: DEAD_PREFIX + entry.packetId, value: cbor.encode(dead) })
+  /** Of these entries, the ones still queued (not yet delivered or dead). */
+  private async present<T extends { key: string }> (items: T[]): Promise<T[]> {
+    if (items.length === 0) return []
+    const values = await this.db.getMany(items.map((i) => i.key))
+    return items.filter((_, k) => values[k] !== undefined)
+  }
+
+  private forget (entry: OutboxEntry, ops: WriteOp[]): void {
+    this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
+    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: expiryKey(entry.exp, entry.key) })
+  }
+
+  /** Delivered: remove the entries (a crash before this lands means a resend, which the receiver drops as a duplicate). */
+  async remove (entries: OutboxEntry[]): Promise<number> {
+    if (entries.length === 0) return 0
+    return await this.settle(async () => {
+      const live = await this.present(entries)
+      const ops: WriteOp[] = []
+      for (const e of live) this.forget(e, ops)
+      if (ops.length > 0) await this.committer.write(ops)
+      return live.length
+    })
+  }
+
+  /**
+   * Move entries to the dead letters with a reason. Entries already delivered
+   * or dead are skipped. `commit` writes the ops (default: on their own); the
+   * delivery service uses it to land the sender's ERROR notice in the same batch.
+   */
+  async kill (items: Doomed[], commit?: KillCommit): Promise<Doomed[]> {
+    if (items.length === 0) return []
+    return await this.settle(async () => {
+      const live = (await this.present(items.map((d) => ({ key: d.entry.key, d })))).map((x) => x.d)
+      if (live.length === 0) return []
+      const ops: WriteOp[] = []
+      const at = Date.now()
+      for (const { entry, code, reason } of live) {
+        this.forget(entry, ops)
+        const dead: DeadLetter = { packetId: entry.packetId, dest: entry.dest, to: entry.to, from: entry.from, code, reason, at, packet: entry.packet }
+        ops.push({ type: 'put', key: deadKey(at, entry.packetId), value: cbor.encode(dead) })
+      }
+      if (commit !== undefined) await commit(ops, live)
+      else await this.committer.write(ops)
+      this.deadCount += live.length
+      return live
+    })
+  }
+
+  /**
+   * Entries whose expiry is at or before `now`, oldest expiry first, read
+   * through the expiry index (not a scan of the queues). Entries for which
+   * `skip` says true (e.g. in flight right now) are passed over.
+   */
+  async expired (now: number, limit: number, skip: (entry: OutboxEntry) => boolean = () => false): Promise<OutboxEntry[]> {
+    const keys: string[] = []
+    for await (const ikey of this.db.keys({ gt: EXPIRY_PREFIX, lt: EXPIRY_PREFIX + hex(now + 1, 12) })) {
+      keys.push(ikey.slice(ikey.indexOf('!', EXPIRY_PREFIX.length) + 1))
+      if (keys.length >= limit * 4) break
     }
-    this.deadCount += entries.length
-    await this.committer.write(ops)
-  }
-
-  async expired (now: number, limit: number): Promise<OutboxEntry[]> {
+    if (keys.length === 0) return []
+    const values = await this.db.getMany(keys)
     const out: OutboxEntry[] = []
-    for await (const [key, value] of scan(this.db, OUTBOX_PREFIX)) {
-      const e = toEntry(key, value)
-      if (e.exp <= now) out.push(e)
-      if (out.length >= limit) break
+    for (let k = 0; k < keys.length && out.length < limit; k++) {
+      const v = values[k]
+      if (v === undefined) continue
+      const e = toEntry(keys[k], v)
+      if (!skip(e)) out.push(e)
     }
     return out
   }
 
+  /** Dead letters, oldest first. */
   async deadLetters (limit: number): Promise<DeadLetter[]> {
     const out: DeadLetter[] = []
     for await (const [, value] of scan(this.db, DEAD_PREFIX, { limit })) out.push(cbor.decode<DeadLetter>(value))
     return out
+  }
+
+  /** Retention: delete dead letters that died before `before`. Returns how many went. */
+  async pruneDead (before: number): Promise<number> {
+    let total = 0
+    for (;;) {
+      const ops: WriteOp[] = []
+      for await (const key of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + hex(before, 12), limit: PRUNE_CHUNK })) {
+        ops.push({ type: 'del', key })
+      }
+      if (ops.length > 0) await this.committer.write(ops)
+      this.deadCount = Math.max(0, this.deadCount - ops.length)
+      total += ops.length
+      if (ops.length < PRUNE_CHUNK) return total
+    }
   }
 }

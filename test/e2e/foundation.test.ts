@@ -24,6 +24,9 @@ describe('e2e foundation - two hosts on loopback', function () {
     await h2.ok(['node', 'add', 'bob'])
     await waitFor(async () => (await h2.ok(['nodes', '--json'])).includes('"alice"'), 20_000, 'h2 to learn alice')
     await waitFor(async () => (await h1.ok(['nodes', '--json'])).includes('"bob"'), 20_000, 'h1 to learn bob')
+    // alice and bob are not in one group: each lets the other write to it
+    await h2.ok(['grant', '--as', 'bob', '--to', 'alice'])
+    await h1.ok(['grant', '--as', 'alice', '--to', 'bob'])
   })
 
   after(async () => {

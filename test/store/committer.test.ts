@@ -1,0 +1,128 @@
+import { strict as assert } from 'node:assert'
+import { Committer, MAX_BATCH_OPS, type BatchTarget, type Durability, type WriteOp } from '../../src/store/db.js'
+
+interface Call { ops: WriteOp[], sync: boolean, finish: (err?: Error) => void }
+
+/** A BatchTarget whose batches finish only when the test says so. */
+function stub (): { target: BatchTarget, calls: Call[] } {
+  const calls: Call[] = []
+  const target: BatchTarget = {
+    batch: async (ops, options) => await new Promise<void>((resolve, reject) => {
+      calls.push({ ops, sync: options.sync, finish: (err) => { if (err === undefined) resolve(); else reject(err) } })
+    })
+  }
+  return { target, calls }
+}
+
+const put = (key: string): WriteOp => ({ type: 'put', key, value: new Uint8Array([1]) })
+const tick = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
+
+/** Track whether a promise settled, without awaiting it. */
+function track (p: Promise<void>): { done: boolean, failed?: unknown } {
+  const s: { done: boolean, failed?: unknown } = { done: false }
+  p.then(() => { s.done = true }, (err) => { s.done = true; s.failed = err })
+  return s
+}
+
+describe('store - Committer', () => {
+  const modes: Array<[Durability, boolean]> = [['always', true], ['batch', true], ['none', false]]
+  for (const [mode, sync] of modes) {
+    it(`${mode} - batches are written with sync=${String(sync)} and callers resolve only after their batch finished`, async () => {
+      const { target, calls } = stub()
+      const c = new Committer(target, mode)
+      const w = track(c.write([put('a')]))
+      await tick()
+      assert.equal(calls.length, 1)
+      assert.equal(calls[0].sync, sync)
+      await tick()
+      assert.equal(w.done, false, 'not resolved before the batch is on disk')
+      calls[0].finish()
+      await tick()
+      assert.equal(w.done, true)
+      assert.equal(w.failed, undefined)
+    })
+  }
+
+  it('batch - writes queued in one tick share one synced batch; writes during a batch go into the next one', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    const first = [track(c.write([put('a')])), track(c.write([put('b'), put('c')]))]
+    await tick()
+    assert.equal(calls.length, 1)
+    assert.deepEqual(calls[0].ops.map((o) => o.key), ['a', 'b', 'c'])
+    const second = [track(c.write([put('d')])), track(c.write([put('e')]))]
+    await tick()
+    assert.equal(calls.length, 1, 'nothing starts while a batch is in flight')
+    calls[0].finish()
+    await tick(); await tick()
+    assert.ok(first.every((t) => t.done))
+    assert.ok(second.every((t) => !t.done))
+    assert.equal(calls.length, 2)
+    assert.deepEqual(calls[1].ops.map((o) => o.key), ['d', 'e'])
+    assert.equal(calls[1].sync, true)
+    calls[1].finish()
+    await tick()
+    assert.ok(second.every((t) => t.done))
+    assert.deepEqual(c.stats, { batches: 2, synced: 2, ops: 5 })
+  })
+
+  it('always - one synced batch per write call, in call order', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'always')
+    const ws = [track(c.write([put('a')])), track(c.write([put('b'), put('c')])), track(c.write([put('d')]))]
+    for (let i = 0; i < 3; i++) {
+      await tick()
+      assert.equal(calls.length, i + 1)
+      assert.equal(calls[i].sync, true)
+      calls[i].finish()
+      await tick()
+      assert.deepEqual(ws.map((w) => w.done), [0, 1, 2].map((k) => k <= i))
+    }
+    assert.deepEqual(calls.map((x) => x.ops.map((o) => o.key)), [['a'], ['b', 'c'], ['d']])
+  })
+
+  it('a failed batch rejects exactly the callers in it; later writes still go through', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    const a = track(c.write([put('a')]))
+    await tick()
+    const b = track(c.write([put('b')]))
+    calls[0].finish(new Error('disk on fire'))
+    await tick(); await tick()
+    assert.equal(a.done, true)
+    assert.match(String(a.failed), /disk on fire/)
+    assert.equal(b.done, false)
+    calls[1].finish()
+    await tick()
+    assert.equal(b.done, true)
+    assert.equal(b.failed, undefined)
+  })
+
+  it('a caller\'s operations are never split, and a batch holds at most MAX_BATCH_OPS unless one caller alone is bigger', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    const big = Array.from({ length: MAX_BATCH_OPS - 1 }, (_, i) => put(`k${i}`))
+    void c.write(big)
+    void c.write([put('x'), put('y')])
+    await tick()
+    assert.equal(calls[0].ops.length, MAX_BATCH_OPS - 1)
+    calls[0].finish()
+    await tick(); await tick()
+    assert.deepEqual(calls[1].ops.map((o) => o.key), ['x', 'y'])
+    calls[1].finish()
+  })
+
+  it('drain() while a batch is in flight resolves once it is written (no hang)', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    void c.write([put('a')])
+    await tick()
+    const d = track(c.drain())
+    await tick()
+    assert.equal(d.done, false)
+    calls[0].finish()
+    await tick(); await tick(); await tick()
+    assert.equal(d.done, true, 'drain must not wait for a batch that never comes')
+    assert.equal(calls.length, 1, 'an empty drain writes nothing')
+  })
+})

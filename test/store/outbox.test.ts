@@ -1,0 +1,110 @@
+import { strict as assert } from 'node:assert'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
+import { OutboxStore } from '../../src/store/outbox.js'
+import { ulid } from '../../src/util/ulid.js'
+
+const P1 = '12D3KooWPeerOne'
+const P2 = '12D3KooWPeerTwo'
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s)
+const text = (b: Uint8Array): string => new TextDecoder().decode(b)
+
+describe('store - OutboxStore', () => {
+  let dir: string
+  let db: RawDb
+  let committer: Committer
+  let outbox: OutboxStore
+
+  const open = async (cap = 100): Promise<void> => {
+    db = await openDb(join(dir, 'store'))
+    committer = new Committer(batchTarget(db), 'batch')
+    outbox = new OutboxStore(db, committer, cap)
+    await outbox.load()
+  }
+  const reopen = async (cap?: number): Promise<void> => { await db.close(); await open(cap) }
+  const enqueue = async (dest: string, t: string, exp = Date.now() + 60_000): Promise<string> => {
+    const id = ulid()
+    await committer.write(outbox.prepare(dest, id, 'did:key:zTo', 'bob', 'did:key:zFrom', exp, bytes(t)))
+    return id
+  }
+
+  beforeEach(async () => { dir = mkdtempSync(join(tmpdir(), 'am-outbox-')); await open() })
+  afterEach(async () => { await db.close(); rmSync(dir, { recursive: true, force: true }) })
+
+  it('queues - per destination, in enqueue order (not packet-id order), depths survive a reopen and keys keep growing', async () => {
+    const late = ulid() // minted first, enqueued last: queue order must follow the commit
+    await enqueue(P1, 'a'); await enqueue(P2, 'x'); await enqueue(P1, 'b')
+    await committer.write(outbox.prepare(P1, late, 'did:key:zTo', 'bob', 'did:key:zFrom', Date.now() + 60_000, bytes('c')))
+    await reopen()
+    assert.deepEqual(outbox.totals(), { queued: 4, dead: 0, byDestination: { [P1]: 3, [P2]: 1 } })
+    await enqueue(P1, 'd')
+    const q = await outbox.list(P1, undefined, 10)
+    assert.deepEqual(q.map((e) => text(e.packet)), ['a', 'b', 'c', 'd'])
+    assert.equal(q[2].packetId, late)
+    const rest = await outbox.list(P1, q[1].key, 10)
+    assert.deepEqual(rest.map((e) => text(e.packet)), ['c', 'd'])
+  })
+
+  it('cap - past outbox_per_destination prepare throws OUTBOX_FULL naming the node; other destinations unaffected; room comes back on delivery', async () => {
+    await reopen(2)
+    await enqueue(P1, 'a'); await enqueue(P1, 'b')
+    assert.throws(() => outbox.prepare(P1, ulid(), 'did:key:zTo', 'bob', 'did:key:zFrom', Date.now() + 1000, bytes('c')), (err: Error & { code?: string }) => {
+      assert.equal(err.name, 'OutboxFullError')
+      assert.equal(err.code, 'OUTBOX_FULL')
+      assert.match(err.message, /^outbox full for bob: 2 packets already wait for its host \(limit 2\)$/)
+      return true
+    })
+    await enqueue(P2, 'x')
+    await outbox.remove((await outbox.list(P1, undefined, 1)))
+    await enqueue(P1, 'c')
+    assert.equal(outbox.depthOf(P1), 2)
+  })
+
+  it('expiry index - expired() finds exactly the entries due, oldest first, skipping busy ones, and forgets settled ones', async () => {
+    const now = Date.now()
+    await enqueue(P1, 'late', now + 60_000)
+    await enqueue(P1, 'due2', now - 10)
+    await enqueue(P2, 'due1', now - 20)
+    await enqueue(P1, 'due3', now)
+    const due = await outbox.expired(now, 10)
+    assert.deepEqual(due.map((e) => text(e.packet)), ['due1', 'due2', 'due3'])
+    assert.deepEqual((await outbox.expired(now, 10, (e) => text(e.packet) === 'due2')).map((e) => text(e.packet)), ['due1', 'due3'])
+    assert.deepEqual((await outbox.expired(now, 2)).length, 2)
+    await outbox.remove([due[0]])
+    assert.deepEqual((await outbox.expired(now, 10)).map((e) => text(e.packet)), ['due2', 'due3'])
+  })
+
+  it('settle - an entry is delivered or dead exactly once, even when an ack and the TTL sweep race', async () => {
+    await enqueue(P1, 'a')
+    const [e] = await outbox.list(P1, undefined, 1)
+    const [removed, killed] = await Promise.all([outbox.remove([e]), outbox.kill([{ entry: e, code: 'TTL_EXPIRED', reason: 'late' }])])
+    assert.equal(removed, 1)
+    assert.deepEqual(killed, [], 'already delivered: not a dead letter')
+    assert.equal(outbox.depthOf(P1), 0)
+    assert.equal(outbox.totals().dead, 0)
+    await enqueue(P1, 'b')
+    const [f] = await outbox.list(P1, undefined, 1)
+    const [k2, r2] = await Promise.all([outbox.kill([{ entry: f, code: 'TTL_EXPIRED', reason: 'late' }]), outbox.remove([f])])
+    assert.equal(k2.length, 1)
+    assert.equal(r2, 0)
+    assert.equal(outbox.depthOf(P1), 0)
+  })
+
+  it('dead letters - inspectable with code and reason, counted across a reopen, pruned by age', async () => {
+    const id = await enqueue(P1, 'a')
+    const [e] = await outbox.list(P1, undefined, 1)
+    await outbox.kill([{ entry: e, code: 'TTL_EXPIRED', reason: 'not acknowledged' }])
+    await reopen()
+    const [d] = await outbox.deadLetters(10)
+    assert.equal(d.packetId, id)
+    assert.equal(d.code, 'TTL_EXPIRED')
+    assert.equal(text(d.packet), 'a')
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 1, byDestination: {} })
+    assert.equal(await outbox.pruneDead(d.at), 0, 'not older than its own death')
+    assert.equal(await outbox.pruneDead(d.at + 1), 1)
+    assert.equal(outbox.totals().dead, 0)
+    assert.deepEqual(await outbox.deadLetters(10), [])
+  })
+})

@@ -3,6 +3,7 @@ import { controlMethods } from './api.js'
 import type { HostConfig } from './config.js'
 import { Host } from './host.js'
 import { installDiscovery } from '../discovery/install.js'
+import { agentsOf, installAgents } from '../agents/install.js'
 
 export interface DaemonOptions {
   home: string
@@ -27,6 +28,7 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
     stopping ??= (async () => {
       host.log('stopping')
       await control?.stop().catch(() => {})
+      await agentsOf(host)?.shutdown().catch(() => {})
       await host.stop()
       resolveStopped()
     })()
@@ -35,8 +37,10 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
   try {
     await host.start()
     await installDiscovery(host)
+    const agents = await installAgents(host)
     control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }), host.log)
     await control.start()
+    await agents.restore()
   } catch (err) {
     await host.stop().catch(() => {})
     throw err

@@ -25,6 +25,10 @@ interface Cached { card: SignedAgentCard, claim: SignedNameClaim, addrs: string,
  */
 export class LocalCards {
   private readonly cache = new Map<string, Cached>()
+  /** stopped managed nodes: their last, short-lived card */
+  private readonly withdrawn = new Map<string, Cached>()
+  /** a restored node's next card must be newer than its withdrawal card */
+  private readonly floor = new Map<string, number>()
   private readonly lifetime: number
   private readonly refresh: number
 
@@ -38,12 +42,20 @@ export class LocalCards {
   }
 
   private current (node: LocalNode, now: number): Cached {
+    const gone = this.withdrawn.get(node.record.id)
+    if (gone !== undefined) return gone
     const addrs = this.addrs()
     const key = addrs.join(' ')
     const hit = this.cache.get(node.record.id)
     if (hit !== undefined && hit.addrs === key && now - hit.issuedAt < this.refresh) return hit
-    const issuedAt = Math.max(now, (hit?.issuedAt ?? 0) + 1)
-    const expiresAt = issuedAt + this.lifetime
+    const issuedAt = Math.max(now, (hit?.issuedAt ?? this.floor.get(node.record.id) ?? 0) + 1)
+    const fresh = this.sign(node, addrs, issuedAt, issuedAt + this.lifetime)
+    this.cache.set(node.record.id, fresh)
+    return fresh
+  }
+
+  /** A managed node's card is projected from its spec (description, skills); one function for both kinds. */
+  private sign (node: LocalNode, addrs: string[], issuedAt: number, expiresAt: number): Cached {
     const hostPeerId = this.libp2p.peerId.toString()
     const card = signCard(buildCard({
       nodeId: node.record.id,
@@ -52,13 +64,32 @@ export class LocalCards {
       hostPeerId,
       hostAddrs: addrs,
       parent: node.record.parent,
+      description: node.record.card?.description,
+      skills: node.record.card?.skills,
       issuedAt,
       expiresAt
     }), node.key)
     const claim = signNameClaim({ name: node.record.name, nodeId: node.record.id, hostPeerId, issuedAt, expiresAt }, node.key)
-    const fresh = { card, claim, addrs: key, issuedAt }
-    this.cache.set(node.record.id, fresh)
-    return fresh
+    return { card, claim, addrs: addrs.join(' '), issuedAt }
+  }
+
+  /**
+   * Withdraw a (stopped managed) node's card: from now on its card is one
+   * newer than any before, valid only `grace` ms, so hosts that learn it drop
+   * the node soon after. `restore` ends the withdrawal.
+   */
+  withdraw (node: LocalNode, grace: number, now = Date.now()): void {
+    if (this.withdrawn.has(node.record.id)) return
+    const issuedAt = Math.max(now, (this.cache.get(node.record.id)?.issuedAt ?? this.floor.get(node.record.id) ?? 0) + 1)
+    this.withdrawn.set(node.record.id, this.sign(node, this.addrs(), issuedAt, issuedAt + Math.max(1, grace)))
+    this.cache.delete(node.record.id)
+  }
+
+  restore (nodeId: string): void {
+    const gone = this.withdrawn.get(nodeId)
+    if (gone === undefined) return
+    this.withdrawn.delete(nodeId)
+    this.floor.set(nodeId, gone.issuedAt)
   }
 
   cardOf (node: LocalNode, now = Date.now()): SignedAgentCard {
@@ -71,6 +102,8 @@ export class LocalCards {
   }
 
   invalidate (nodeId: string): void {
+    const hit = this.cache.get(nodeId)
+    if (hit !== undefined) this.floor.set(nodeId, hit.issuedAt)
     this.cache.delete(nodeId)
   }
 }

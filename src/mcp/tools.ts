@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import type { RenderedPacket } from '../host/render.js'
 import { SIGNAL_RULES } from '../packet/rules.js'
@@ -150,7 +151,18 @@ function registerAuthority (mcp: McpServer, ctx: ToolContext): void {
   }
 }
 
+function registerSpawn (mcp: McpServer, ctx: ToolContext): void {
+  mcp.registerTool('spawn', {
+    description: 'Start a managed node (a worker) from a YAML spec file, with this node as its parent: you and it (and its siblings) may message each other with no grant. A spec with host: runs it on another host (needs that host\'s grant). Returns {name, id, state, ...}.',
+    inputSchema: {
+      spec: z.string().min(1).describe('path of the spec file (relative to this session\'s directory)'),
+      name: z.string().min(1).max(64).optional().describe('node name, overriding the spec\'s name (to start several from one spec)')
+    }
+  }, async (a) => await guarded(async () => await ctx.link.call('agent.start', { path: resolvePath(a.spec), name: a.name, parent: ctx.node })))
+}
+
 export function registerTools (mcp: McpServer, ctx: ToolContext): void {
+  registerSpawn(mcp, ctx)
   registerMessaging(mcp, ctx)
   registerViews(mcp, ctx)
   registerAuthority(mcp, ctx)

@@ -24,19 +24,30 @@ async function call (home: string, methodName: string, params: object): Promise<
   }
 }
 
+async function hostGrant (args: Parsed, home: string, expires: string | undefined): Promise<number> {
+  const r = await call(home, 'agent.host-grant', { to: need(args, 'to', grant.usage), cmd: need(args, 'cmd', grant.usage), expires_ms: expires === undefined ? undefined : parseDuration(expires) })
+  if (bool(args, 'json')) printJson(r)
+  else printLine(`${String(r.token_id)}  ${String(r.audience)} may run ${String(r.cmd)} on this host until ${String(r.expires)}${r.handed === true ? '' : '  (audience host offline: handed over when it connects)'}`)
+  return 0
+}
+
 export const grant: Command = {
   name: 'grant',
   summary: 'let another node send to one of yours (a signed capability token)',
-  usage: 'amesh grant --as ISSUER --to NODE [--signals S,..] [--zones Z,..] [--expires DURATION] [--sub NODE] [--delegate TOKEN_ID] [--json]',
+  usage: 'amesh grant --as ISSUER --to NODE [--signals S,..] [--zones Z,..] [--expires DURATION] [--sub NODE] [--delegate TOKEN_ID] [--json]\n       amesh grant --host --to NODE --cmd CMD [--expires DURATION] [--json]',
   help: `Issues a capability token signed by ISSUER that lets NODE send to ISSUER (or to --sub, a
 node ISSUER is an ancestor of), limited to --signals and --zones (default: any), until
 --expires (default 30d). The token is handed to NODE's host, whose sends carry it.
 With --delegate TOKEN_ID, ISSUER re-grants a token it holds, only narrower (fewer
-signals/zones, earlier expiry); widening is refused.`,
-  flags: { as: 'string', to: 'string', signals: 'string', zones: 'string', expires: 'string', sub: 'string', delegate: 'string' },
+signals/zones, earlier expiry); widening is refused.
+With --host, this host (its host-level issuer key) grants NODE the command --cmd on this
+host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md).`,
+  flags: { as: 'string', to: 'string', signals: 'string', zones: 'string', expires: 'string', sub: 'string', delegate: 'string', host: 'boolean', cmd: 'string' },
   run: async (args, home) => {
     needPositionals(args, 0, grant.usage)
     const expires = str(args, 'expires')
+    if (bool(args, 'host')) return await hostGrant(args, home, expires)
+    if (str(args, 'cmd') !== undefined) throw new InvalidArgumentError('--cmd is only for host grants (--host); node grants allow sending')
     const r = await call(home, 'grant', {
       as: need(args, 'as', grant.usage),
       to: need(args, 'to', grant.usage),

@@ -1,19 +1,10 @@
 // Named errors of the ACL module: one class per condition, `name` set.
 // Callers test `err.name`; `code` is for errors that leave the process.
-import { AmeshError } from '../util/errors.js'
+import { defineError, type AmeshErrorClass } from '../util/errors.js'
 
-export type AclErrorClass = new (message: string, options?: { cause?: unknown }) => AmeshError
+export type AclErrorClass = AmeshErrorClass
 
-function defineAclError (name: string, code: string): AclErrorClass {
-  const Cls = class extends AmeshError {
-    constructor (message: string, options?: { cause?: unknown }) {
-      super(code, message, options)
-      this.name = name
-    }
-  }
-  Object.defineProperty(Cls, 'name', { value: name })
-  return Cls
-}
+const defineAclError = defineError
 
 /** A lineage certificate is not valid DAG-CBOR of the expected shape (or too large). */
 export const LineageMalformedError = defineAclError('LineageMalformedError', 'LINEAGE_MALFORMED')

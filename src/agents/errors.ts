@@ -1,18 +1,5 @@
 // Named errors of managed nodes; codes are for the control socket and CLI.
-import { AmeshError } from '../util/errors.js'
-
-type ErrorClass = new (message: string, options?: { cause?: unknown }) => AmeshError
-
-function defineError (name: string, code: string): ErrorClass {
-  const Cls = class extends AmeshError {
-    constructor (message: string, options?: { cause?: unknown }) {
-      super(code, message, options)
-      this.name = name
-    }
-  }
-  Object.defineProperty(Cls, 'name', { value: name })
-  return Cls
-}
+import { defineError } from '../util/errors.js'
 
 /** A spec file is invalid; the message names the field. */
 export const SpecError = defineError('SpecError', 'INVALID_SPEC')

@@ -56,3 +56,13 @@ export async function connectOrStart (home: string): Promise<ControlClient> {
   await startDetached(home)
   return await ControlClient.connect(sock)
 }
+
+/** One request to the home's daemon (started when none runs); the connection is closed after. */
+export async function callDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
+  const client = await connectOrStart(home)
+  try {
+    return await client.call<T>(method, params)
+  } finally {
+    client.close()
+  }
+}

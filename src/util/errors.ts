@@ -10,7 +10,10 @@ export class AmeshError extends Error {
   }
 }
 
-function defineError (name: string, code: string): new (message: string, options?: { cause?: unknown }) => AmeshError {
+export type AmeshErrorClass = new (message: string, options?: { cause?: unknown }) => AmeshError
+
+/** A named error class with a stable code: `name` for callers, `code` for what leaves the process. */
+export function defineError (name: string, code: string): AmeshErrorClass {
   const Cls = class extends AmeshError {
     constructor (message: string, options?: { cause?: unknown }) {
       super(code, message, options)

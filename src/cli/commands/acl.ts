@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { callDaemon } from '../connect.js'
 import { printJson, printLine } from '../output.js'
 
 function csv (v: string | undefined, upper: boolean): string[] | undefined {
@@ -15,17 +15,9 @@ function need (args: Parsed, flag: string, usage: string): string {
   return v
 }
 
-async function call (home: string, methodName: string, params: object): Promise<Record<string, unknown>> {
-  const client = await connectOrStart(home)
-  try {
-    return await client.call<Record<string, unknown>>(methodName, params)
-  } finally {
-    client.close()
-  }
-}
 
 async function hostGrant (args: Parsed, home: string, expires: string | undefined): Promise<number> {
-  const r = await call(home, 'agent.host-grant', { to: need(args, 'to', grant.usage), cmd: need(args, 'cmd', grant.usage), expires_ms: expires === undefined ? undefined : parseDuration(expires) })
+  const r = await callDaemon(home, 'agent.host-grant', { to: need(args, 'to', grant.usage), cmd: need(args, 'cmd', grant.usage), expires_ms: expires === undefined ? undefined : parseDuration(expires) })
   if (bool(args, 'json')) printJson(r)
   else printLine(`${String(r.token_id)}  ${String(r.audience)} may run ${String(r.cmd)} on this host until ${String(r.expires)}${r.handed === true ? '' : '  (audience host offline: handed over when it connects)'}`)
   return 0
@@ -48,7 +40,7 @@ host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md
     const expires = str(args, 'expires')
     if (bool(args, 'host')) return await hostGrant(args, home, expires)
     if (str(args, 'cmd') !== undefined) throw new InvalidArgumentError('--cmd is only for host grants (--host); node grants allow sending')
-    const r = await call(home, 'grant', {
+    const r = await callDaemon(home, 'grant', {
       as: need(args, 'as', grant.usage),
       to: need(args, 'to', grant.usage),
       sub: str(args, 'sub'),
@@ -71,7 +63,7 @@ export const revoke: Command = {
   flags: { as: 'string' },
   run: async (args, home) => {
     needPositionals(args, 1, revoke.usage)
-    const r = await call(home, 'revoke', { as: need(args, 'as', revoke.usage), token_id: args.positionals[0] })
+    const r = await callDaemon(home, 'revoke', { as: need(args, 'as', revoke.usage), token_id: args.positionals[0] })
     if (bool(args, 'json')) printJson(r)
     else printLine(`revoked ${String(r.token)}`)
     return 0
@@ -86,7 +78,7 @@ export const grants: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, grants.usage)
-    const r = await call(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
+    const r = await callDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
     if (bool(args, 'json')) { printJson(r); return 0 }
     for (const [kind, list] of [['held', r.held], ['issued', r.issued]] as const) {
       for (const g of list) printLine(`${kind.padEnd(6)} ${String(g.token_id)} ${String(g.audience)} -> ${String(g.subject)} signals ${JSON.stringify(g.signals)} until ${String(g.expires)}${g.revoked === true ? ' REVOKED' : ''}`)
@@ -107,7 +99,7 @@ function blockCommand (on: boolean): Command {
     flags: { as: 'string' },
     run: async (args, home) => {
       needPositionals(args, 1, c.usage)
-      const r = await call(home, 'block', { as: need(args, 'as', c.usage), sender: args.positionals[0], on })
+      const r = await callDaemon(home, 'block', { as: need(args, 'as', c.usage), sender: args.positionals[0], on })
       if (bool(args, 'json')) printJson(r)
       else printLine(`${on ? 'blocked' : 'unblocked'} ${String(r.sender)}`)
       return 0
@@ -133,7 +125,7 @@ export const profile: Command = {
       const v = str(args, flag)
       if (v !== undefined) p[key] = upper ? csv(v, true) : v.split(',').map((s) => s.trim()).filter((s) => s !== '')
     }
-    const r = await call(home, 'profile.set', { as: need(args, 'as', profile.usage), profile: p })
+    const r = await callDaemon(home, 'profile.set', { as: need(args, 'as', profile.usage), profile: p })
     if (bool(args, 'json')) printJson(r)
     else printLine(JSON.stringify(r))
     return 0

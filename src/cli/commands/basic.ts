@@ -3,7 +3,7 @@ import { homePaths } from '../../host/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { callDaemon } from '../connect.js'
 import { printJson, printLine } from '../output.js'
 
 interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
@@ -50,9 +50,7 @@ export const status: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
-    const client = await connectOrStart(home)
-    const s = await client.call<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>('status')
-    client.close()
+    const s = await callDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
     if (bool(args, 'json')) { printJson(s); return 0 }
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
@@ -70,9 +68,7 @@ export const id: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, id.usage)
-    const client = await connectOrStart(home)
-    const r = await client.call<{ peerId: string, addrs: string[] }>('id')
-    client.close()
+    const r = await callDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
     return 0
@@ -87,9 +83,7 @@ export const nodes: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
-    const client = await connectOrStart(home)
-    const rows = await client.call<NodeRow[]>('nodes')
-    client.close()
+    const rows = await callDaemon<NodeRow[]>(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
@@ -107,9 +101,7 @@ export const node: Command = {
   run: async (args, home) => {
     needPositionals(args, 2, node.usage)
     if (args.positionals[0] !== 'add') throw new InvalidArgumentError(`unknown subcommand node ${args.positionals[0]}; usage: ${node.usage}`)
-    const client = await connectOrStart(home)
-    const r = await client.call<{ id: string, name: string, parent?: string, depth: number }>('node.add', { name: args.positionals[1], parent: str(args, 'parent') })
-    client.close()
+    const r = await callDaemon<{ id: string, name: string, parent?: string, depth: number }>(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
     return 0
@@ -124,9 +116,7 @@ export const card: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 1, card.usage)
-    const client = await connectOrStart(home)
-    const c = await client.call('card', { target: args.positionals[0] })
-    client.close()
+    const c = await callDaemon(home, 'card', { target: args.positionals[0] })
     if (bool(args, 'json')) printJson(c)
     else printLine(JSON.stringify(c, null, 2))
     return 0
@@ -143,9 +133,7 @@ export const ack: Command = {
     needPositionals(args, 2, ack.usage)
     const seq = Number(args.positionals[1])
     if (!Number.isSafeInteger(seq) || seq < 0) throw new InvalidArgumentError('SEQ must be a non-negative integer')
-    const client = await connectOrStart(home)
-    const r = await client.call<{ cursor: number }>('ack', { node: args.positionals[0], seq })
-    client.close()
+    const r = await callDaemon<{ cursor: number }>(home, 'ack', { node: args.positionals[0], seq })
     if (bool(args, 'json')) printJson(r)
     else printLine(`cursor ${r.cursor}`)
     return 0

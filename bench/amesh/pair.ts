@@ -16,6 +16,7 @@ export async function startPair (ctx: BenchContext, label: string, durability: D
     await a.ensureNode(TX)
     await a.waitKnows(RX)
     await b.waitKnows(TX)
+    await b.grant(RX, TX)
   } catch (err) {
     await stopAll(a === undefined ? [b] : [a, b])
     throw err

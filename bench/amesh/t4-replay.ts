@@ -49,6 +49,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
   try {
     await d.ensureNode('src')
     await d.ensureNode('dst')
+    await d.grant('dst', 'src')
     const tf = nowMs()
     await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
     const fillMs = nowMs() - tf

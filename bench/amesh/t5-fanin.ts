@@ -19,6 +19,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     const tx = await startMany(ctx, Array.from({ length: senders }, (_, i) => `t5-s${i}`), () => ({ peers: [rx.addr] }))
     all.push(...tx)
     await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX) }))
+    for (let i = 0; i < senders; i++) await rx.grant(RX, `s${i}`)
     await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
     // warm-up: each link up and each sender's card checked once
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))

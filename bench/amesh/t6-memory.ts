@@ -19,6 +19,8 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     const idle = Math.max((await pair.a.rss()) ?? 0, (await pair.b.rss()) ?? 0)
     const load = await burst(pair.a, pair.b, ctx.count(20_000, 1000), 512)
     const loaded = Math.max(load.peakRss.a, load.peakRss.b)
+    // the last acks reach the sender a little after the receiver's inbox shows the packets
+    await waitFor(async () => (await pair.a.status()).outbox.queued === 0 ? true : undefined, 30_000)
     await pair.b.stop()
     await waitFor(async () => (await pair.a.status()).peers.length === 0 ? true : undefined, 15_000)
     await sendMany(pair.a.control, TX, RX, queued, 512, WINDOW)

@@ -19,6 +19,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
       try {
         await mesh.grow(n)
         const [root, child] = mesh.hosts
+        await root.grant(nodeName(0), nodeName(1))
         lat = await latencySamples(child, root, samples, 20, 512, nodeName(1), nodeName(0))
         r = await burst(child, root, count, 512, nodeName(1), nodeName(0))
       } catch (err) {

@@ -101,6 +101,18 @@ export class Daemon {
     return r.id
   }
 
+  /**
+   * Node `as` on this host grants `to` (any node, resolved by name) every
+   * signal, so `to` may send to it (the access matrix denies ungranted
+   * senders). Waits until the grant reached the audience's host.
+   */
+  async grant (as: string, to: string): Promise<void> {
+    await waitFor(async () => {
+      const r = await this.control.call<{ handed: boolean }>('grant', { as, to })
+      return r.handed ? true : undefined
+    }, 30_000, 250)
+  }
+
   async status (): Promise<Status> {
     return await this.control.call<Status>('status')
   }

@@ -5,9 +5,15 @@ import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } fro
 import type { Logger } from '../util/log.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 
+/** requests of one control connection in progress before the daemon stops reading it */
+export const MAX_PENDING = 1024
+const RESUME_BELOW = MAX_PENDING / 2
+
 /** A stream handler gets an emit function and an abort signal (the client went away). */
 export interface StreamSink {
   emit: (event: unknown) => Promise<void>
+  /** several events in one socket write; resolves when the socket has room again */
+  emitMany?: (events: unknown[]) => Promise<void>
   signal: AbortSignal
 }
 
@@ -52,7 +58,18 @@ export class ControlServer {
     this.sockets.add(socket)
     const abort = new AbortController()
     socket.setEncoding('utf8')
-    const splitter = new LineSplitter((line) => { void this.dispatch(socket, line, abort.signal) })
+    // a client that pipelines requests faster than they complete is not read
+    // further while MAX_PENDING of its requests are in progress (bounded memory)
+    let pending = 0
+    const done = (): void => {
+      pending--
+      if (pending < RESUME_BELOW && socket.isPaused()) socket.resume()
+    }
+    const splitter = new LineSplitter((line) => {
+      pending++
+      if (pending >= MAX_PENDING && !socket.isPaused()) socket.pause()
+      void this.dispatch(socket, line, abort.signal).finally(done)
+    })
     socket.on('data', (chunk: string) => {
       try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })
@@ -80,7 +97,8 @@ export class ControlServer {
 
   private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
     const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
-    await m.stream?.(params, { emit, signal })
+    const emitMany = async (events: unknown[]): Promise<void> => { await writeLines(socket, events.map((event) => JSON.stringify({ id, event }))) }
+    await m.stream?.(params, { emit, emitMany, signal })
     if (!signal.aborted) await write(socket, { id, end: true })
   }
 }
@@ -113,8 +131,14 @@ function parseParams (m: Method<never>, raw: unknown): never {
 
 /** Write one reply line; resolves when the socket has room again (backpressure). */
 async function write (socket: Socket, reply: Reply): Promise<void> {
+  await writeLines(socket, [JSON.stringify(reply)])
+}
+
+/** Write encoded reply lines in one socket write; resolves when the socket has room again. */
+async function writeLines (socket: Socket, lines: string[]): Promise<void> {
   if (socket.destroyed) throw new Error('control client went away')
-  const ok = socket.write(JSON.stringify(reply) + '\n')
+  if (lines.length === 0) return
+  const ok = socket.write(lines.join('\n') + '\n')
   if (ok) return
   await new Promise<void>((resolve, reject) => {
     const onDrain = (): void => { socket.off('close', onClose); resolve() }

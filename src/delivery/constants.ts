@@ -22,3 +22,6 @@ export const BACKOFF_MAX = 5 * SECOND
 export const DIAL_TIMEOUT = 10 * SECOND
 /** frames a receiver holds (read, not yet acked) before it stops reading the stream */
 export const RECEIVER_PENDING_FRAMES = 16
+/** committed entries a link holds in memory for sending; past either bound it reads the store instead */
+export const PENDING_ENTRIES = 4096
+export const PENDING_BYTES = 8 * 1024 * 1024

@@ -5,6 +5,7 @@ import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
+import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodeFrame, type AckResult } from './frame.js'
 
 export interface LinkEvents {
@@ -42,6 +43,18 @@ export class PeerLink {
   private pingTimer?: NodeJS.Timeout
   private pumping = false
   private wakeAgain = false
+  private pumpScheduled = false
+  /**
+   * Committed entries handed over in memory (key order), not yet sent. The
+   * store stays the source of truth: after (re)open the link reads the store
+   * (`fromStore`) until it has caught up, and whenever this buffer would
+   * exceed its bound it is dropped and the store is read again.
+   */
+  private pending: OutboxEntry[] = []
+  private pendingBytes = 0
+  private fromStore = true
+  /** bumped whenever `pending` lost entries; a store read only hands over to memory if none were lost meanwhile */
+  private dropped = 0
   private generation = 0
   /** consecutive ack timeouts during which the peer still answered pings */
   private stalls = 0
@@ -58,10 +71,50 @@ export class PeerLink {
     return false
   }
 
+  /**
+   * Entries just committed to the outbox for this peer (in key order): send
+   * them from memory. Wake-ups are coalesced so one frame carries all the
+   * entries committed in one turn of the event loop.
+   */
+  offer (entries: OutboxEntry[]): void {
+    if (this.state !== 'open') { this.wake(); return }
+    for (const e of entries) this.hold(e)
+    this.schedulePump()
+  }
+
+  private hold (e: OutboxEntry): void {
+    if (this.lastSentKey !== undefined && e.key <= this.lastSentKey) return
+    const last = this.pending[this.pending.length - 1]
+    if (last !== undefined && last.key > e.key) {
+      // handed over out of commit order: fall back to the store, which has both
+      this.dropPending()
+      return
+    }
+    if (this.pending.length >= PENDING_ENTRIES || this.pendingBytes + e.packet.byteLength > PENDING_BYTES) {
+      this.dropPending()
+      return
+    }
+    this.pending.push(e)
+    this.pendingBytes += e.packet.byteLength
+  }
+
+  private dropPending (): void {
+    this.pending = []
+    this.pendingBytes = 0
+    this.fromStore = true
+    this.dropped++
+  }
+
+  private schedulePump (): void {
+    if (this.pumpScheduled) return
+    this.pumpScheduled = true
+    setImmediate(() => { this.pumpScheduled = false; void this.pump() })
+  }
+
   /** New packets are queued, or the peer just connected: make progress now. */
   wake (immediate = false): void {
     if (this.state === 'stopped') return
-    if (this.state === 'open') { void this.pump(); return }
+    if (this.state === 'open') { this.schedulePump(); return }
     if (this.state === 'backoff' && immediate) {
       clearTimeout(this.timer)
       this.state = 'idle'
@@ -89,6 +142,7 @@ export class PeerLink {
     this.stalls = 0
     this.lastSentKey = undefined
     this.inflight.clear()
+    this.dropPending()
     void stream.sink(lp.encode(this.out)).catch(() => this.fail(gen))
     void this.read(stream, gen)
     this.schedulePing(gen)
@@ -140,8 +194,10 @@ export class PeerLink {
       do {
         this.wakeAgain = false
         while (this.state === 'open' && this.inflight.size < WINDOW_FRAMES) {
+          const gen = this.generation
           const entries = await this.nextEntries()
-          if (entries.length === 0 || this.state !== 'open') break
+          // a reconnect during the read starts again from the head of the queue
+          if (entries.length === 0 || this.state !== 'open' || gen !== this.generation) break
           this.send(entries)
         }
       } while (this.wakeAgain && this.state === 'open')
@@ -151,14 +207,39 @@ export class PeerLink {
   }
 
   private async nextEntries (): Promise<OutboxEntry[]> {
+    if (!this.fromStore) return this.takePending()
+    const dropped = this.dropped
     const listed = await this.deps.outbox.list(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS)
-    const out: OutboxEntry[] = []
-    let bytes = 0
-    for (const e of listed) {
-      if (out.length > 0 && bytes + e.packet.byteLength > FRAME_BYTES) break
-      out.push(e)
-      bytes += e.packet.byteLength
-    }
+    if (listed.length < FRAME_PACKETS && dropped === this.dropped && this.adopt(listed)) return this.takePending()
+    return frameOf(listed)
+  }
+
+  /**
+   * The store read returned everything committed up to its snapshot; entries
+   * committed later were handed over since (nothing was dropped meanwhile).
+   * Continue from memory with both, unless that would exceed the bound.
+   */
+  private adopt (listed: OutboxEntry[]): boolean {
+    const tail = listed.length > 0 ? listed[listed.length - 1].key : this.lastSentKey
+    const later = tail === undefined ? this.pending : this.pending.filter((e) => e.key > tail)
+    const merged = listed.length === 0 ? later : [...listed, ...later]
+    const bytes = merged.reduce((n, e) => n + e.packet.byteLength, 0)
+    if (merged.length > PENDING_ENTRIES || bytes > PENDING_BYTES) return false
+    this.pending = merged
+    this.pendingBytes = bytes
+    this.fromStore = false
+    return true
+  }
+
+  /** The next frame from memory; entries already past their expiry are left to the TTL sweep. */
+  private takePending (): OutboxEntry[] {
+    const now = Date.now()
+    let skip = 0
+    while (skip < this.pending.length && this.pending[skip].exp <= now) skip++
+    const out = frameOf(skip === 0 ? this.pending : this.pending.slice(skip))
+    const used = skip + out.length
+    for (let k = 0; k < used; k++) this.pendingBytes -= this.pending[k].packet.byteLength
+    this.pending = this.pending.slice(used)
     return out
   }
 
@@ -255,6 +336,7 @@ export class PeerLink {
     this.out = undefined
     this.inflight.clear()
     this.lastSentKey = undefined
+    this.dropPending()
   }
 
   stop (): void {
@@ -263,4 +345,17 @@ export class PeerLink {
     this.teardown()
     this.state = 'stopped'
   }
+}
+
+/** The head of a list of entries that fits one frame (packets and bytes). */
+function frameOf (entries: OutboxEntry[]): OutboxEntry[] {
+  let n = 0
+  let bytes = 0
+  while (n < entries.length && n < FRAME_PACKETS) {
+    const size = entries[n].packet.byteLength
+    if (n > 0 && bytes + size > FRAME_BYTES) break
+    bytes += size
+    n++
+  }
+  return n === entries.length ? entries : entries.slice(0, n)
 }

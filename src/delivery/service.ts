@@ -91,15 +91,16 @@ export class DeliveryService {
 
   /** Queue an encoded packet for a remote host; resolves once it is durable. */
   async enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number): Promise<QueueResult> {
-    const ops = this.deps.outbox.prepare(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
+    const { ops, entry } = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
     try {
-      // handed to the Committer in the same tick as prepare(): key order = commit order
+      // handed to the Committer in the same tick as stage(): key order = commit order
       await this.deps.committer.write(ops)
     } catch (err) {
       this.deps.outbox.release(dest)
       throw err
     }
-    this.link(dest).wake()
+    // durable: hand the entry to the link in memory (it reads the store after a reconnect)
+    this.link(dest).offer([entry])
     return { id: packet.id, state: 'queued' }
   }
 

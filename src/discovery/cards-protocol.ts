@@ -64,10 +64,22 @@ export class CardExchange {
     }
   }
 
+  /** Exchange with one peer, retrying with backoff when it fails (a loaded peer may time out). */
+  async exchangeWithRetry (peer: PeerId, attempts = 4): Promise<number> {
+    for (let i = 1; ; i++) {
+      try {
+        return await this.exchange(peer)
+      } catch (err) {
+        if (i >= attempts || this.libp2p.getConnections(peer).length === 0) throw err
+        await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (i - 1)))
+      }
+    }
+  }
+
   /** Exchange with every connected peer (best effort). */
   async exchangeAll (): Promise<number> {
     const peers = this.libp2p.getPeers()
-    const counts = await Promise.all(peers.map(async (p) => await this.exchange(p).catch((err) => {
+    const counts = await Promise.all(peers.map(async (p) => await this.exchangeWithRetry(p, 3).catch((err) => {
       this.log(`cards: exchange with ${p.toString()} failed: ${errorMessage(err)}`)
       return 0
     })))

@@ -138,7 +138,7 @@ export class Host {
       void this.libp2p.dial(addrs ?? id).catch((err) => this.log(`dial ${id.toString()} failed: ${errorMessage(err)}`))
     })
     this.libp2p.addEventListener('peer:identify', (evt) => {
-      void this.exchange.exchange(evt.detail.peerId).catch((err) => this.log(`cards with ${evt.detail.peerId.toString()}: ${errorMessage(err)}`))
+      void this.exchange.exchangeWithRetry(evt.detail.peerId).catch((err) => this.log(`cards with ${evt.detail.peerId.toString()}: ${errorMessage(err)}`))
     })
   }
 

@@ -76,10 +76,10 @@ export class CardExchange {
     }
   }
 
-  /** Exchange with every connected peer (best effort). */
-  async exchangeAll (): Promise<number> {
+  /** Exchange with every connected peer (best effort); `attempts` > 1 retries failed peers with backoff. */
+  async exchangeAll (attempts = 1): Promise<number> {
     const peers = this.libp2p.getPeers()
-    const counts = await Promise.all(peers.map(async (p) => await this.exchangeWithRetry(p, 3).catch((err) => {
+    const counts = await Promise.all(peers.map(async (p) => await this.exchangeWithRetry(p, attempts).catch((err) => {
       this.log(`cards: exchange with ${p.toString()} failed: ${errorMessage(err)}`)
       return 0
     })))

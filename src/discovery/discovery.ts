@@ -18,6 +18,8 @@ import { DhtRecords } from './dht-records.js'
 import { CardGossip } from './gossip.js'
 import { NODE_NAME_PATTERN } from './card.js'
 
+const LOOKUP_RETRY_DELAY = 500
+
 /** Republish every local card and claim this often (records live CARD_LIFETIME). */
 export const REPUBLISH_INTERVAL = 15 * MINUTE
 /** Expired remote cards are forgotten this often. */
@@ -166,7 +168,12 @@ export class Discovery {
   /** `host.lookup`: true when the DHT knew the target; a name claimed by several remote nodes is an error naming them. */
   async lookup (target: string): Promise<boolean> {
     const local = this.host.libp2p.peerId.toString()
-    const cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
+    let cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
+    if (cards.length === 0) {
+      // a lookup right after a node appeared, or on a loaded mesh, can miss: ask once more
+      await new Promise((resolve) => setTimeout(resolve, LOOKUP_RETRY_DELAY))
+      cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
+    }
     const ids = [...new Set(cards.map((vc) => vc.nodeId))]
     if (ids.length > 1) {
       throw new NameCollisionError(`name "${target}" is claimed by several nodes: ${ids.join(' and ')}; send by node id instead`)

@@ -165,7 +165,7 @@ export class Host {
 
   /** Tell connected hosts about a new or changed local node. */
   announce (): void {
-    void this.exchange.exchangeAll()
+    void this.exchange.exchangeAll(3)
   }
 
   /**

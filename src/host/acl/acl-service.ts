@@ -14,6 +14,7 @@ import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
 const HOST_LEVEL = new Set(['CHANNEL_BINDING', 'NOT_SERVED_HERE'])
+const HAND_RETRIES = 5
 const DEFAULT_GRANT_LIFETIME = 30 * 24 * 3600 * 1000
 
 /** Lineage, grants, revocations, blocks and profiles of one host, wired into its send and receive paths. */
@@ -143,7 +144,16 @@ export class AclService {
     const chain = [...(parentChain?.chain ?? []), encodeToken(token)]
     const record = await this.store.issue(chain)
     const handed = await this.hand(audience, chain)
+    if (!handed) this.handLater(audience, chain)
     return { ...record, handed }
+  }
+
+  /** The audience's host was unreachable: try again with backoff (it also gets it on its next connect). */
+  private handLater (audience: Target, chain: Uint8Array[], attempt = 1): void {
+    if (attempt > HAND_RETRIES) return
+    setTimeout(() => {
+      void this.hand(audience, chain).then((ok) => { if (!ok) this.handLater(audience, chain, attempt + 1) }, () => this.handLater(audience, chain, attempt + 1))
+    }, 1000 * 2 ** attempt).unref()
   }
 
   private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {

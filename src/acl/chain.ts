@@ -66,6 +66,17 @@ export function verifyChain (chainBytes: readonly Uint8Array[], ctx: ChainContex
   return { ok: true, links, exp: Math.min(...links.map((l) => l.token.payload.exp)) }
 }
 
+/** The earliest expiry (exclusive) of a chain's links, or undefined when a link does not load. */
+export function chainExpiry (chainBytes: readonly Uint8Array[], cache: TokenCache = defaultTokenCache): number | undefined {
+  let exp = Infinity
+  for (const bytes of chainBytes) {
+    const link = loadLink(bytes, cache)
+    if ('code' in link) return undefined
+    exp = Math.min(exp, link.token.payload.exp)
+  }
+  return exp === Infinity ? undefined : exp
+}
+
 /** Decode and verify one link, or take it from the verified cache. */
 export function loadLink (bytes: Uint8Array, cache: TokenCache): ChainLink | Failure {
   if (!(bytes instanceof Uint8Array) || bytes.length > MAX_TOKEN_BYTES) return fail('TOKEN_MALFORMED', 'token missing or over the size limit')

@@ -20,7 +20,7 @@ export {
 } from './token.js'
 export type { Token, TokenPayload, TokenPolicy, TokenFields } from './token.js'
 export { TokenCache, defaultTokenCache, DEFAULT_TOKEN_CACHE_SIZE } from './token-cache.js'
-export { MAX_CHAIN_LINKS, TOKEN_REASONS, verifyChain, loadLink, widening } from './chain.js'
+export { MAX_CHAIN_LINKS, TOKEN_REASONS, verifyChain, loadLink, chainExpiry, widening } from './chain.js'
 export type { ChainContext, ChainLink, ChainResult, TokenReason } from './chain.js'
 export {
   REVOCATION_DOMAIN, MAX_REVOCATION_BYTES,

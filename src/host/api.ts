@@ -50,6 +50,8 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
   let wake: (() => void) | undefined
   const onAppend = (id: string): void => { if (id === nodeId) wake?.() }
   host.inbox.on('append', onAppend)
+  // once caught up, new entries come from the inbox's in-memory tail, not a store read
+  const unwatch = host.inbox.watch(nodeId)
   sink.signal.addEventListener('abort', () => wake?.())
   try {
     while (!sink.signal.aborted) {
@@ -66,6 +68,7 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
     }
   } finally {
     host.inbox.off('append', onAppend)
+    unwatch()
   }
 }
 

@@ -1,5 +1,6 @@
 import * as cbor from '@ipld/dag-cbor'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
+import { encodeCanonical } from './canonical.js'
 import type { Packet } from './types.js'
 import { validatePacket } from './validate.js'
 
@@ -17,7 +18,7 @@ function stripUndefined (p: Packet): Record<string, unknown> {
 /** Deterministic DAG-CBOR encoding of a validated packet. */
 export function encodePacket (packet: Packet): Uint8Array {
   const valid = validatePacket(stripUndefined(packet))
-  const bytes = cbor.encode(stripUndefined(valid))
+  const bytes = encodeCanonical(stripUndefined(valid))
   if (bytes.byteLength > MAX_PACKET_BYTES) {
     throw new PacketTooLargeError(`packet is ${bytes.byteLength} bytes; the limit is ${MAX_PACKET_BYTES}`)
   }

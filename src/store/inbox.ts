@@ -80,6 +80,17 @@ export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array
 
 /** stored message ids remembered in memory (answers resends without a store read) */
 const RECENT_IDS = 16_384
+/** per watched node: the newest durable entries kept in memory for caught-up followers */
+const TAIL_ENTRIES = 1024
+const TAIL_BYTES = 4 * 1024 * 1024
+
+/**
+ * The newest durable entries of a watched node, consecutive by seq:
+ * entries[k].seq === first + k, and the last one is the newest entry made
+ * durable (any later durable entry resets the tail to start at itself).
+ */
+interface Tail { first: number, entries: InboxEntry[], bytes: number }
+interface Fresh { nodeId: string, entry: InboxEntry }
 
 function seqFromKey (key: string): number {
   return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
@@ -94,6 +105,9 @@ export class InboxStore extends EventEmitter {
   private readonly state = new Map<string, NodeState>()
   /** message id -> seq, for ids whose write is queued but not yet durable */
   private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
+  /** followers per node, and the in-memory tail kept for each watched node */
+  private readonly watchers = new Map<string, number>()
+  private readonly tails = new Map<string, Tail>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW) {
     super()
@@ -191,6 +205,7 @@ export class InboxStore extends EventEmitter {
     let release!: () => void
     const done = new Promise<void>((resolve) => { release = resolve })
     const mine: string[] = []
+    const fresh: Fresh[] = []
     const looked = await this.lookup(items)
     for (const item of items) {
       const prior = await this.seen(item.packetId, done, looked)
@@ -208,7 +223,9 @@ export class InboxStore extends EventEmitter {
       const seq = ++st.last
       this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
       mine.push(item.packetId)
-      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value: encodeInboxValue(now, item.packet) })
+      const value = encodeInboxValue(now, item.packet)
+      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
+      if (this.watchers.has(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
       ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: toJsonBytes({ nodeId: item.nodeId, seq }) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
@@ -220,13 +237,64 @@ export class InboxStore extends EventEmitter {
         if (durable && where !== undefined) this.remember(id, { nodeId: where.nodeId, seq: where.seq })
         this.pendingIds.delete(id)
       }
+      if (durable) for (const f of fresh) this.keepTail(f.nodeId, f.entry)
       release()
     }
     return { results, write, touched, finish }
   }
 
+  /**
+   * A follower of `nodeId` is attached: keep the newest durable entries of
+   * that node in memory (bounded) so a caught-up follower reads them without
+   * a store read. Returns the function that detaches it.
+   */
+  watch (nodeId: string): () => void {
+    this.watchers.set(nodeId, (this.watchers.get(nodeId) ?? 0) + 1)
+    let attached = true
+    return () => {
+      if (!attached) return
+      attached = false
+      const n = (this.watchers.get(nodeId) ?? 1) - 1
+      if (n > 0) { this.watchers.set(nodeId, n); return }
+      this.watchers.delete(nodeId)
+      this.tails.delete(nodeId)
+    }
+  }
+
+  /** Add a just-durable entry to its node's tail; a gap (a failed write, an out-of-order finish) restarts the tail. */
+  private keepTail (nodeId: string, entry: InboxEntry): void {
+    if (!this.watchers.has(nodeId)) return
+    let tail = this.tails.get(nodeId)
+    if (tail === undefined || entry.seq !== tail.first + tail.entries.length) {
+      tail = { first: entry.seq, entries: [], bytes: 0 }
+      this.tails.set(nodeId, tail)
+    }
+    tail.entries.push(entry)
+    tail.bytes += entry.packet.byteLength
+    while (tail.entries.length > 1 && (tail.entries.length > TAIL_ENTRIES || tail.bytes > TAIL_BYTES)) {
+      const dropped = tail.entries.shift() as InboxEntry
+      tail.bytes -= dropped.packet.byteLength
+      tail.first++
+    }
+  }
+
+  /**
+   * Entries after `after` from the in-memory tail, or undefined when the tail
+   * does not start at or before `after + 1` (then the store answers). Nothing
+   * newer than the tail's end is durable and announced yet.
+   */
+  private fromTail (nodeId: string, after: number, limit: number): InboxEntry[] | undefined {
+    const tail = this.tails.get(nodeId)
+    if (tail === undefined) return undefined
+    const from = after + 1 - tail.first
+    if (from < 0 || from > tail.entries.length) return undefined
+    return tail.entries.slice(from, from + limit)
+  }
+
   /** Entries with seq > after, in order, at most `limit`. Reads only durable data. */
   async read (nodeId: string, after: number, limit: number): Promise<InboxEntry[]> {
+    const cached = this.fromTail(nodeId, after, limit)
+    if (cached !== undefined) return cached
     const out: InboxEntry[] = []
     for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
       const v = decodeInboxValue(value)
@@ -271,7 +339,7 @@ export class InboxStore extends EventEmitter {
         if (seq > keepFrom && received >= olderThan) break
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) await this.committer.write(ops)
+      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.write(ops) }
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }

@@ -6,7 +6,8 @@ import type { LocalNode } from '../../store/nodes.js'
 import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../../util/errors.js'
 import type { Host } from '../host.js'
 import { resolveTarget, type Target } from '../resolve.js'
-import { checkReceive, checkSend, denialError } from './acl-check.js'
+import { checkReceive, checkSend, denialError, type ReceiveCache, type SendAllow } from './acl-check.js'
+import { DecisionCache } from './decision-cache.js'
 import { AclStore, type ChainRecord } from './acl-store.js'
 import { GrantExchange, type GrantBundle } from './grant-exchange.js'
 import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
@@ -22,9 +23,15 @@ export class AclService {
   readonly store: AclStore
   private exchange!: GrantExchange
   private readonly lastNotice = new Map<string, number>()
+  /** allow decisions memoised per (from, to, signal, zone[, sender name]) and proof; see decision-cache.ts */
+  readonly sendCache: DecisionCache<SendAllow>
+  readonly receiveCache: ReceiveCache
 
   constructor (private readonly host: Host) {
     this.store = new AclStore(host.db, host.committer)
+    const lookup = (id: string): LocalNode | undefined => host.nodes.get(id)
+    this.sendCache = new DecisionCache<SendAllow>(lookup)
+    this.receiveCache = new DecisionCache<true>(lookup)
   }
 
   async start (): Promise<void> {
@@ -58,14 +65,14 @@ export class AclService {
 
   /** Sender side: attaches proof to the packet, throws the denial with the grant command that would allow it. */
   async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
-    const decision = checkSend(this.host, this.store, packet, from, target)
+    const decision = checkSend(this.host, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
     if (target.kind === 'local') this.deniedNotice(packet, { code: decision.code, reason: decision.reason })
     throw denialError(decision, from.record.name, target.name, packet.signal)
   }
 
   admit (packet: Packet): Denial | null {
-    return checkReceive(this.host, this.store, packet, this.host.directory.get(packet.from)?.name)
+    return checkReceive(this.host, this.store, packet, this.host.directory.get(packet.from)?.name, this.receiveCache)
   }
 
   /** A "denied attempt" notice in the target's inbox: sender, signal, time, reason — never the body; rate-limited. */
@@ -93,7 +100,9 @@ export class AclService {
       throw new ConfigError(`config: profiles.${node.record.name}: ${errorMessage(err)}`)
     }
     if (JSON.stringify(profile) === JSON.stringify(node.record.profile)) return node
+    this.store.touch()
     await this.host.nodes.update({ ...node.record, profile: profile as Record<string, unknown> })
+    this.store.touch()
     return this.host.nodes.get(node.record.id) ?? node
   }
 
@@ -112,6 +121,7 @@ export class AclService {
     checkDepthPolicy(parent.record.depth, this.host.config.maxDepth)
     const parentPath = lineagePathOf(parent.record)
     const parentCert: LineageCert | undefined = parentPath.length > 0 ? verifyLineage(parentPath[0]) : undefined
+    this.store.touch()
     const { generateNodeKey } = await import('../../identity/node-key.js')
     const key = generateNodeKey()
     const cert = encodeLineage(issueLineage(parent.key, key.id, parent.record.depth + 1, parentCert))
@@ -184,7 +194,9 @@ export class AclService {
     const node = this.host.nodes.get(as)
     if (node === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
     const valid = validateProfile(profile)
+    this.store.touch()
     await this.host.nodes.update({ ...node.record, profile: valid as Record<string, unknown> })
+    this.store.touch()
     return valid
   }
 }

@@ -37,6 +37,16 @@ export class AclStore {
   private readonly revocations = new Map<string, Revocation[]>()
   private readonly revocationBytes: Uint8Array[] = []
   private readonly blocks = new Set<string>()
+  private gen = 0
+
+  /**
+   * Bumped on every change a cached decision could depend on: a chain held or
+   * issued, a new revocation, a block or unblock, and (through `touch`) node
+   * and profile changes made by the ACL service.
+   */
+  get generation (): number { return this.gen }
+
+  touch (): void { this.gen++ }
 
   constructor (private readonly db: RawDb, private readonly committer: Committer) {}
 
@@ -45,6 +55,7 @@ export class AclStore {
     for await (const [, v] of scan(this.db, ISSUED)) { const r = describeChain(cbor.decode<Uint8Array[]>(v)); this.issued.set(r.id, r) }
     for await (const [, v] of scan(this.db, REVOKED)) this.rememberRevocation(v)
     for await (const [k] of scan(this.db, BLOCK)) this.blocks.add(k.slice(BLOCK.length))
+    this.gen++
   }
 
   private rememberHeld (r: ChainRecord): void {
@@ -52,6 +63,7 @@ export class AclStore {
     const list = (this.held.get(key) ?? []).filter((x) => x.id !== r.id)
     list.push(r)
     this.held.set(key, list)
+    this.gen++
   }
 
   private rememberRevocation (bytes: Uint8Array): Revocation {
@@ -61,6 +73,7 @@ export class AclStore {
       list.push(rev)
       this.revocations.set(rev.token, list)
       this.revocationBytes.push(bytes)
+      this.gen++
     }
     return rev
   }
@@ -75,6 +88,7 @@ export class AclStore {
   async issue (chain: Uint8Array[]): Promise<ChainRecord> {
     const r = describeChain(chain)
     this.issued.set(r.id, r)
+    this.gen++
     await this.committer.write([{ type: 'put', key: ISSUED + r.id, value: cbor.encode(chain) }])
     return r
   }
@@ -114,6 +128,7 @@ export class AclStore {
     const key = `${node}!${sender}`
     if (on) this.blocks.add(key)
     else this.blocks.delete(key)
+    this.gen++
     await this.committer.write([on ? { type: 'put', key: BLOCK + key, value: ONE } : { type: 'del', key: BLOCK + key }])
   }
 

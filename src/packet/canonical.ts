@@ -1,0 +1,105 @@
+// A direct encoder for the value shapes a packet has (maps with ASCII keys,
+// strings, safe integers, booleans, byte strings, lists), giving exactly the
+// bytes `@ipld/dag-cbor` gives: minimal-length heads, map keys sorted by
+// length then bytewise. Anything outside those shapes (a non-ASCII key, a lone
+// surrogate, a float, undefined, a CID) is handed to `@ipld/dag-cbor` whole, so
+// the output (or the error) is always dag-cbor's. test/packet/canonical.test.ts
+// checks byte equality against dag-cbor.
+import * as cbor from '@ipld/dag-cbor'
+
+const LONE_SURROGATE = /[\uD800-\uDFFF]/
+const NON_ASCII = /[^\x00-\x7f]/
+
+class Unsupported extends Error {}
+
+class Writer {
+  buf: Buffer
+  pos = 0
+
+  constructor (buf: Buffer) { this.buf = buf }
+
+  room (n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + n))
+    this.buf.copy(next, 0, 0, this.pos)
+    this.buf = next
+  }
+
+  head (major: number, n: number): void {
+    this.room(9)
+    const m = major << 5
+    if (n < 24) { this.buf[this.pos++] = m | n } else if (n < 0x100) {
+      this.buf[this.pos++] = m | 24; this.buf[this.pos++] = n
+    } else if (n < 0x10000) {
+      this.buf[this.pos++] = m | 25; this.buf.writeUInt16BE(n, this.pos); this.pos += 2
+    } else if (n < 0x100000000) {
+      this.buf[this.pos++] = m | 26; this.buf.writeUInt32BE(n, this.pos); this.pos += 4
+    } else {
+      this.buf[this.pos++] = m | 27
+      this.buf.writeUInt32BE(Math.floor(n / 0x100000000), this.pos)
+      this.buf.writeUInt32BE(n >>> 0, this.pos + 4)
+      this.pos += 8
+    }
+  }
+
+  text (s: string): void {
+    if (LONE_SURROGATE.test(s)) throw new Unsupported()
+    const n = Buffer.byteLength(s, 'utf8')
+    this.head(3, n)
+    this.room(n)
+    this.pos += this.buf.write(s, this.pos, n, 'utf8')
+  }
+
+  bytes (b: Uint8Array): void {
+    this.head(2, b.byteLength)
+    this.room(b.byteLength)
+    this.buf.set(b, this.pos)
+    this.pos += b.byteLength
+  }
+}
+
+/** Canonical key order: shorter first, then bytewise (keys are ASCII here). */
+function keyOrder (a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
+}
+
+function writeMap (w: Writer, v: Record<string, unknown>): void {
+  const keys = Object.keys(v)
+  for (const k of keys) if (NON_ASCII.test(k)) throw new Unsupported()
+  keys.sort(keyOrder)
+  w.head(5, keys.length)
+  for (const k of keys) { w.text(k); writeValue(w, v[k]) }
+}
+
+function writeValue (w: Writer, v: unknown): void {
+  if (typeof v === 'string') return w.text(v)
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new Unsupported()
+    return v >= 0 ? w.head(0, v) : w.head(1, -1 - v)
+  }
+  if (typeof v === 'boolean') { w.room(1); w.buf[w.pos++] = v ? 0xf5 : 0xf4; return }
+  if (v instanceof Uint8Array) return w.bytes(v)
+  if (Array.isArray(v)) { w.head(4, v.length); for (const x of v) writeValue(w, x); return }
+  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) return writeMap(w, v as Record<string, unknown>)
+  throw new Unsupported()
+}
+
+/** scratch space reused by every call (encoding is synchronous); one that grew past this is not kept */
+const SCRATCH_KEEP = 1024 * 1024
+let scratch: Buffer = Buffer.allocUnsafeSlow(16 * 1024)
+
+/** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode. */
+export function encodeCanonical (value: unknown): Uint8Array {
+  const w = new Writer(scratch)
+  try {
+    writeValue(w, value)
+  } catch (err) {
+    if (err instanceof Unsupported) return cbor.encode(value)
+    throw err
+  } finally {
+    if (w.buf !== scratch && w.buf.length <= SCRATCH_KEEP) scratch = w.buf
+  }
+  const out = new Uint8Array(w.pos)
+  out.set(w.buf.subarray(0, w.pos))
+  return out
+}

@@ -1,6 +1,7 @@
 // In-process amesh hosts on loopback for discovery tests: each a real Host
 // (libp2p, LevelDB in a temp home) with discovery installed, mDNS off.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { waitFor } from '../utils/hosts.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defaultConfig } from '../../src/host/config.js'
@@ -30,20 +31,9 @@ export async function stopHosts (hosts: TestHost[]): Promise<void> {
   }))
 }
 
-/** Poll until `check` returns a value other than undefined/false, or fail with `what`. */
+/** Poll until `check` returns a value other than undefined/false, or fail with `what` (the shared waitFor). */
 export async function until<T> (what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeout = 15_000, every = 100): Promise<T> {
-  const deadline = Date.now() + timeout
-  let last: unknown
-  while (Date.now() < deadline) {
-    try {
-      const v = await check()
-      if (v !== undefined && v !== false) return v
-    } catch (err) {
-      last = err
-    }
-    await new Promise((resolve) => setTimeout(resolve, every))
-  }
-  throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${String(last)}` : ''}`)
+  return await waitFor(async () => await check(), timeout, what, every)
 }
 
 /** Number of peers in a host's DHT routing table. */

@@ -90,7 +90,7 @@ export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
 }
 
 /** Poll until check() returns a truthy value, or fail after the deadline. */
-export async function waitFor<T> (check: () => Promise<T | undefined | false>, timeout = 20_000, what = 'condition'): Promise<T> {
+export async function waitFor<T> (check: () => Promise<T | undefined | false>, timeout = 20_000, what = 'condition', every = 100): Promise<T> {
   const deadline = Date.now() + timeout
   let last: unknown
   while (Date.now() < deadline) {
@@ -100,7 +100,7 @@ export async function waitFor<T> (check: () => Promise<T | undefined | false>, t
     } catch (err) {
       last = err
     }
-    await new Promise((r) => setTimeout(r, 100))
+    await new Promise((r) => setTimeout(r, every))
   }
   throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${String(last)}` : ''}`)
 }

@@ -1,6 +1,5 @@
-// A bounded index of verified cards by content hash, so a steady stream of
-// records and gossip does not verify the same card twice. Least recently
-// used entries are dropped first.
+// Content ids of cards, so a steady stream of records and gossip does not
+// verify the same card twice (verified cards live in a BoundedIndex).
 
 import { createHash } from 'node:crypto'
 
@@ -9,39 +8,4 @@ export function contentHash (canonicalText: string): string {
   return createHash('sha256').update(canonicalText).digest('base64url')
 }
 
-export class BoundedIndex<V> {
-  private readonly entries = new Map<string, V>()
-  private readonly limit: number
-
-  constructor (limit: number) {
-    this.limit = Math.max(1, limit)
-  }
-
-  get size (): number {
-    return this.entries.size
-  }
-
-  get (key: string): V | undefined {
-    const value = this.entries.get(key)
-    if (value !== undefined) {
-      // refresh: Map iteration order is insertion order
-      this.entries.delete(key)
-      this.entries.set(key, value)
-    }
-    return value
-  }
-
-  set (key: string, value: V): void {
-    this.entries.delete(key)
-    while (this.entries.size >= this.limit) {
-      const oldest = this.entries.keys().next()
-      if (oldest.done === true) break
-      this.entries.delete(oldest.value)
-    }
-    this.entries.set(key, value)
-  }
-
-  clear (): void {
-    this.entries.clear()
-  }
-}
+export { BoundedIndex } from '../util/lru.js'

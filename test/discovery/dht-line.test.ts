@@ -12,7 +12,7 @@ import { sendMessage } from '../../src/host/send.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { decodePacket } from '../../src/packet/codec.js'
 import type { LocalNode } from '../../src/store/nodes.js'
-import { routingTableSize, startHost, stopHosts, until, type TestHost } from './hosts.js'
+import { drain, routingTableSize, startDhtPeer, startHost, stopHosts, until, type TestHost } from './hosts.js'
 
 const N = 10
 
@@ -22,32 +22,12 @@ async function inboxTexts (h: TestHost, nodeId: string): Promise<string[]> {
 
 /** A plain libp2p peer speaking amesh's DHT protocol but storing anything: it plays the attacker. */
 async function startAttacker (): Promise<Libp2p<{ dht: KadDHT }>> {
-  const [{ noise }, { yamux }, { identify }, { kadDHT, passthroughMapper }, { ping }, { tcp }, { createLibp2p }] = await Promise.all([
-    import('@chainsafe/libp2p-noise'), import('@chainsafe/libp2p-yamux'), import('@libp2p/identify'),
-    import('@libp2p/kad-dht'), import('@libp2p/ping'), import('@libp2p/tcp'), import('libp2p')
-  ])
-  return await createLibp2p({
-    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
-    transports: [tcp()],
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
-    services: {
-      identify: identify(),
-      ping: ping(),
-      dht: kadDHT({
-        protocol: '/amesh/kad/1.0.0',
-        clientMode: false,
-        peerInfoMapper: passthroughMapper,
-        validators: { 'amesh-card': async () => {}, 'amesh-name': async () => {} },
-        selectors: { 'amesh-card': () => 0, 'amesh-name': () => 0 }
-      })
-    }
+  return await startDhtPeer({
+    validators: { 'amesh-card': async () => {}, 'amesh-name': async () => {} },
+    selectors: { 'amesh-card': () => 0, 'amesh-name': () => 0 }
   })
 }
 
-async function drain (events: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of events) { /* run the query */ } // eslint-disable-line @typescript-eslint/no-unused-vars
-}
 
 describe('discovery - ten hosts in a line resolve through the DHT', function () {
   this.timeout(120_000)

@@ -6,6 +6,7 @@ import type { KadDHT } from '@libp2p/kad-dht'
 import type { Libp2p } from 'libp2p'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { SelectingDatastore } from '../../src/discovery/record-store.js'
+import { drain, startDhtPeer } from './hosts.js'
 import { buildCard, signCard } from '../../src/discovery/card.js'
 import {
   ameshSelectors, ameshValidators, decodeCardRecord, encodeCardRecord, encodeNameRecord, nameKey, recordKey, resolveName, signNameClaim
@@ -13,31 +14,11 @@ import {
 
 type Host = Libp2p<{ dht: KadDHT }>
 
+// amesh's datastore: selectors applied on writes, name claims merged (see record-store.ts)
 async function startHost (): Promise<Host> {
-  const [{ noise }, { yamux }, { identify }, { kadDHT, passthroughMapper }, { ping }, { tcp }, { createLibp2p }] = await Promise.all([
-    import('@chainsafe/libp2p-noise'), import('@chainsafe/libp2p-yamux'), import('@libp2p/identify'),
-    import('@libp2p/kad-dht'), import('@libp2p/ping'), import('@libp2p/tcp'), import('libp2p')
-  ])
-  return await createLibp2p({
-    // amesh's datastore: selectors applied on writes, name claims merged (see record-store.ts)
-    datastore: new SelectingDatastore(),
-    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
-    transports: [tcp()],
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
-    services: {
-      identify: identify(),
-      ping: ping(),
-      dht: kadDHT({
-        protocol: '/amesh/kad/1.0.0',
-        clientMode: false,
-        peerInfoMapper: passthroughMapper,
-        validators: ameshValidators,
-        selectors: ameshSelectors
-      })
-    }
-  })
+  return await startDhtPeer({ validators: ameshValidators, selectors: ameshSelectors, datastore: new SelectingDatastore() })
 }
+
 
 async function untilRoutable (hosts: Host[]): Promise<void> {
   const deadline = Date.now() + 10_000
@@ -58,21 +39,12 @@ async function allValues (host: Host, key: Uint8Array): Promise<Uint8Array[]> {
   return [...seen.values()]
 }
 
-async function drain (events: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of events) { /* run the query */ } // eslint-disable-line @typescript-eslint/no-unused-vars
-}
 
 describe('discovery/records over kad-dht', function () {
   this.timeout(30_000)
   let hosts: Host[] = []
 
   before(async function () {
-    try {
-      await import('@libp2p/kad-dht')
-    } catch (err) {
-      process.stderr.write(`skipping kad-dht tests: @libp2p/kad-dht does not load here: ${(err as Error).message}\n`)
-      this.skip()
-    }
     hosts = await Promise.all([startHost(), startHost(), startHost()])
     for (const h of hosts.slice(1)) await h.dial(hosts[0].getMultiaddrs()[0])
     await hosts[1].dial(hosts[2].getMultiaddrs()[0])

@@ -1,6 +1,9 @@
 // In-process amesh hosts on loopback for discovery tests: each a real Host
 // (libp2p, LevelDB in a temp home) with discovery installed, mDNS off.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import type { KadDHT, Selectors, Validators } from '@libp2p/kad-dht'
+import type { Datastore } from 'interface-datastore'
+import type { Libp2p } from 'libp2p'
 import { waitFor } from '../utils/hosts.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,4 +42,29 @@ export async function until<T> (what: string, check: () => T | undefined | false
 /** Number of peers in a host's DHT routing table. */
 export function routingTableSize (h: TestHost): number {
   return (h.host.libp2p.services as unknown as { dht: { routingTable: { size: number } } }).dht.routingTable.size
+}
+
+/** A bare libp2p peer speaking amesh's DHT protocol, with the given validators, selectors and datastore. */
+export async function startDhtPeer (opts: { validators: Validators, selectors: Selectors, datastore?: Datastore }): Promise<Libp2p<{ dht: KadDHT }>> {
+  const [{ noise }, { yamux }, { identify }, { kadDHT, passthroughMapper }, { ping }, { tcp }, { createLibp2p }] = await Promise.all([
+    import('@chainsafe/libp2p-noise'), import('@chainsafe/libp2p-yamux'), import('@libp2p/identify'),
+    import('@libp2p/kad-dht'), import('@libp2p/ping'), import('@libp2p/tcp'), import('libp2p')
+  ])
+  return await createLibp2p({
+    ...(opts.datastore !== undefined ? { datastore: opts.datastore } : {}),
+    addresses: { listen: [LOOPBACK_LISTEN] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    services: {
+      identify: identify(),
+      ping: ping(),
+      dht: kadDHT({ protocol: '/amesh/kad/1.0.0', clientMode: false, peerInfoMapper: passthroughMapper, validators: opts.validators, selectors: opts.selectors })
+    }
+  })
+}
+
+/** Run a DHT query to its end. */
+export async function drain (events: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of events) { /* run the query */ } // eslint-disable-line @typescript-eslint/no-unused-vars
 }

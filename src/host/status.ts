@@ -10,6 +10,12 @@ function dirSize (dir: string): number {
   return total
 }
 
+/** The daemon's memory, bytes: resident set, V8 heap, and buffers outside it. */
+function memory (): Record<string, number> {
+  const m = process.memoryUsage()
+  return { rss: m.rss, heap_used: m.heapUsed, heap_total: m.heapTotal, external: m.external, array_buffers: m.arrayBuffers }
+}
+
 export async function hostStatus (host: Host): Promise<Record<string, unknown>> {
   const nodes = []
   for (const n of host.nodes.list()) {
@@ -31,7 +37,8 @@ export async function hostStatus (host: Host): Promise<Record<string, unknown>> 
     links: host.delivery.linkStates(),
     store_bytes: dirSize(host.paths.store),
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
-    rss_bytes: process.memoryUsage().rss
+    rss_bytes: process.memoryUsage().rss,
+    memory: memory()
   }
 }
 

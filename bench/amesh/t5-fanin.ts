@@ -5,6 +5,7 @@ import { Daemon, sendMany, startMany, stopAll, waitInbox } from '../lib/daemon.j
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import { RX } from './pair.js'
+import { waitQuiet } from '../lib/quiet.js'
 import { WINDOW } from './t2-throughput.js'
 
 const WARM = 50
@@ -25,6 +26,9 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
     const base = senders * WARM
     await waitInbox(rx, RX, base)
+    // the hosts just met (handshakes, identify, DHT routing, card publishing): measure the steady state
+    const q = await waitQuiet(all.map((d) => d.pid), { maxCpu: 0.03 * all.length, timeoutMs: 60_000 })
+    ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} after ${Math.round(q.waitedMs)} ms (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
     const t0 = nowMs()
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
     const t1 = await waitInbox(rx, RX, base + senders * perSender)

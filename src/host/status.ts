@@ -1,6 +1,7 @@
 import { statSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Host } from './host.js'
+import { heapPolicy } from './heap.js'
 
 function dirSize (dir: string): number {
   let total = 0
@@ -38,7 +39,8 @@ export async function hostStatus (host: Host): Promise<Record<string, unknown>> 
     store_bytes: dirSize(host.paths.store),
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
     rss_bytes: process.memoryUsage().rss,
-    memory: memory()
+    memory: memory(),
+    heap_policy: heapPolicy() ?? 'node defaults'
   }
 }
 

@@ -53,6 +53,8 @@ async function detach (args: Parsed, home: string): Promise<number> {
 }
 
 async function foreground (args: Parsed, home: string): Promise<number> {
+  const { tuneHeap } = await import('../../host/heap.js')
+  tuneHeap()
   // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
   const { runDaemon } = await import('../../host/daemon.js')
   const daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })

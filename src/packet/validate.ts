@@ -6,10 +6,12 @@ import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './types.js'
 import type { Packet, Payload, Priority, Proof, Scope, Signal, Zone } from './types.js'
 
 export const MAX_TEXT_FIELD = 256 * 1024
-const MAX_FILES = 1000
-const MAX_OPTIONS = 100
-const MAX_ID_FIELD = 256
-const MAX_PROOF_ITEMS = 16
+export const MAX_FILES = 1000
+export const MAX_OPTIONS = 100
+export const MAX_ID_FIELD = 256
+export const MAX_PROOF_ITEMS = 16
+/** longest scope file and longest option (characters) */
+export const MAX_LIST_STRING = 4096
 
 type Obj = Record<string, unknown>
 
@@ -46,7 +48,7 @@ function scopeField (v: unknown): Scope {
   if (v === undefined) return { files: [], zone: 'project' }
   if (!isObj(v)) throw new InvalidPacketError('packet.scope must be an object')
   const files = v.files ?? []
-  if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= 4096)) {
+  if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= MAX_LIST_STRING)) {
     throw new InvalidPacketError(`packet.scope.files must be at most ${MAX_FILES} strings`)
   }
   const zone = v.zone ?? 'project'
@@ -65,7 +67,7 @@ function payloadField (v: unknown): Payload {
       throw new InvalidPacketError(`packet.payload.${key} is not a payload field (known: ${PAYLOAD_FIELDS.join(', ')})`)
     }
     if (key === 'options') {
-      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= 4096)) {
+      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= MAX_LIST_STRING)) {
         throw new InvalidPacketError(`packet.payload.options must be 1..${MAX_OPTIONS} strings`)
       }
       out.options = value as string[]

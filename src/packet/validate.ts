@@ -126,23 +126,23 @@ function envelope (o: Obj): Packet {
   return { id, from: nodeIdField(o, 'from'), to: nodeIdField(o, 'to'), signal, scope: scopeField(o.scope), payload, ts }
 }
 
+/** Set `key` on the packet when `v` is defined (the optional fields are set in a fixed order). */
+function put (p: Packet, key: string, v: unknown): void {
+  if (v !== undefined) (p as unknown as Obj)[key] = v
+}
+
 /** Validate an untrusted value as a packet: shape, bounds, signal/payload rule. */
 export function validatePacket (value: unknown): Packet {
   if (!isObj(value)) throw new InvalidPacketError('packet must be an object')
   const p = envelope(value)
-  const optional = {
-    from_name: optStr(value, 'from_name'),
-    to_name: optStr(value, 'to_name'),
-    return_to: value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'),
-    session_id: optStr(value, 'session_id'),
-    conversation_id: optStr(value, 'conversation_id'),
-    in_reply_to: optStr(value, 'in_reply_to'),
-    priority: priorityField(value.priority),
-    requires_reply: optBool(value, 'requires_reply'),
-    proof: proofField(value.proof)
-  }
-  for (const [k, v] of Object.entries(optional)) {
-    if (v !== undefined) (p as unknown as Obj)[k] = v
-  }
+  put(p, 'from_name', optStr(value, 'from_name'))
+  put(p, 'to_name', optStr(value, 'to_name'))
+  put(p, 'return_to', value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'))
+  put(p, 'session_id', optStr(value, 'session_id'))
+  put(p, 'conversation_id', optStr(value, 'conversation_id'))
+  put(p, 'in_reply_to', optStr(value, 'in_reply_to'))
+  put(p, 'priority', priorityField(value.priority))
+  put(p, 'requires_reply', optBool(value, 'requires_reply'))
+  put(p, 'proof', proofField(value.proof))
   return p
 }

@@ -69,6 +69,40 @@ function oneOf<T extends string> (list: readonly T[], v: string): T {
   return (list as readonly string[]).includes(v) ? v as T : out()
 }
 
+/**
+ * The encoded form (head and UTF-8) of node ids that were checked valid
+ * recently, direct-mapped by a hash of their last bytes: a stream carries
+ * the same few from/to ids, and equal bytes are the same valid id, so its
+ * text is neither decoded nor checked again.
+ */
+class RecentIds {
+  private readonly slots: Array<{ bytes: Uint8Array, id: string } | undefined> = new Array(RECENT_IDS).fill(undefined)
+
+  private static slot (d: Uint8Array, end: number): number {
+    return (d[end - 1] * 31 + d[end - 2] * 7 + d[end - 3]) & (RECENT_IDS - 1)
+  }
+
+  /** The entry whose encoded bytes (head and text, at most 2 + 255) start at `start`. */
+  find (d: Uint8Array, start: number, end: number): { bytes: Uint8Array, id: string } | undefined {
+    const b = d[start]
+    const n = b >= 0x60 && b < 0x78 ? 1 + b - 0x60 : b === 0x78 && start + 1 < end ? 2 + d[start + 1] : 0
+    if (n < 4 || start + n > end) return undefined
+    const e = this.slots[RecentIds.slot(d, start + n)]
+    if (e === undefined || e.bytes.length !== n) return undefined
+    const k = e.bytes
+    for (let i = n - 1; i >= 0; i--) if (d[start + i] !== k[i]) return undefined
+    return e
+  }
+
+  remember (bytes: Uint8Array, id: string): void {
+    if (bytes.length < 4 || bytes.length > 257) return
+    this.slots[RecentIds.slot(bytes, bytes.length)] = { bytes, id }
+  }
+}
+
+const RECENT_IDS = 64
+const recentIds = new RecentIds()
+
 type Slice = (this: Buffer, start: number, end: number) => string
 /** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
 const utf8Slice: Slice = (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
@@ -231,9 +265,14 @@ class Reader {
     return str
   }
 
+  /** A node id (from, to, return_to): a recently seen one is recognised by its bytes. */
   nodeId (): string {
+    const start = this.pos
+    const known = recentIds.find(this.data, start, this.end)
+    if (known !== undefined) { this.pos = start + known.bytes.length; return known.id }
     const v = this.str()
     if (!isNodeId(v)) out()
+    recentIds.remember(this.data.slice(start, this.pos), v)
     return v
   }
 
@@ -298,7 +337,7 @@ class Reader {
   }
 }
 
-/** The optional envelope fields, in the order validatePacket sets them. */
+/** The optional envelope fields. */
 interface Optional {
   from_name?: string
   to_name?: string
@@ -343,15 +382,21 @@ function readField (r: Reader, key: string, f: Fields): void {
   }
 }
 
-const OPTIONAL_KEYS = ['from_name', 'to_name', 'return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply', 'proof'] as const
-
 function build (f: Fields): Packet {
   const { id, from, to, signal, payload, ts } = f
   if (id === undefined || from === undefined || to === undefined || signal === undefined || payload === undefined || ts === undefined) return out()
   if (signalPayloadProblem(signal, payload) !== undefined) out()
   const p: Packet = { id, from, to, signal, scope: f.scope ?? { files: [], zone: 'project' }, payload, ts }
-  const o = p as unknown as Record<string, unknown>
-  for (const k of OPTIONAL_KEYS) if (f[k] !== undefined) o[k] = f[k]
+  // the order validatePacket sets them in
+  if (f.from_name !== undefined) p.from_name = f.from_name
+  if (f.to_name !== undefined) p.to_name = f.to_name
+  if (f.return_to !== undefined) p.return_to = f.return_to
+  if (f.session_id !== undefined) p.session_id = f.session_id
+  if (f.conversation_id !== undefined) p.conversation_id = f.conversation_id
+  if (f.in_reply_to !== undefined) p.in_reply_to = f.in_reply_to
+  if (f.priority !== undefined) p.priority = f.priority
+  if (f.requires_reply !== undefined) p.requires_reply = f.requires_reply
+  if (f.proof !== undefined) p.proof = f.proof
   return p
 }
 

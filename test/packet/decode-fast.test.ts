@@ -363,6 +363,24 @@ describe('packet - direct decoder against dag-cbor + validatePacket', () => {
     assert.ok(cases > 60)
   })
 
+  it('takes a remembered node id only when all its bytes are equal', () => {
+    const p: Packet = { id: ulid(), from: keys[0], to: keys[1], signal: 'MESSAGE', scope: { files: [], zone: 'project' }, payload: { text: 'hi' }, ts: 1 }
+    assert.equal(decodePacket(encodePacket(p)).from, keys[0])
+    let valid = 0
+    for (let at = 'did:key:z'.length; at < keys[0].length - 3; at++) {
+      for (const c of ['1', 'A', 'z', 'l', '0']) {
+        const from = keys[0].slice(0, at) + c + keys[0].slice(at + 1)
+        if (from === keys[0]) continue
+        // same length and last bytes as the remembered id: the same memo slot, different bytes
+        const bytes = bytesOf(tree({ ...encodePacketValue(p), from }))
+        const got = assertSame(bytes, `from ${from}`)
+        if (got.ok) { valid++; assert.equal(got.packet.from, from) }
+        assert.equal(decodePacket(encodePacket(p)).from, keys[0])
+      }
+    }
+    assert.ok(valid > 20, `${valid} altered ids were valid`)
+  })
+
   it('matches dag-cbor on the cases it decides by itself', () => {
     const base = (): Record<string, unknown> => encodePacketValue({ id: ulid(), from: keys[0], to: keys[1], signal: 'MESSAGE', scope: { files: [], zone: 'project' }, payload: { text: 'hi' }, ts: 1 })
     const withEntry = (key: string, value: Item): Uint8Array => {

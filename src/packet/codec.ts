@@ -1,6 +1,7 @@
 import * as cbor from '@ipld/dag-cbor'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
 import { encodeCanonical } from './canonical.js'
+import { decodeCanonicalPacket } from './decode-fast.js'
 import type { Packet } from './types.js'
 import { validatePacket } from './validate.js'
 
@@ -19,17 +20,33 @@ function stripUndefined (p: Packet): Record<string, unknown> {
 export function encodePacket (packet: Packet): Uint8Array {
   const valid = validatePacket(stripUndefined(packet))
   const bytes = encodeCanonical(stripUndefined(valid))
-  if (bytes.byteLength > MAX_PACKET_BYTES) {
-    throw new PacketTooLargeError(`packet is ${bytes.byteLength} bytes; the limit is ${MAX_PACKET_BYTES}`)
-  }
+  checkSize(bytes)
   return bytes
 }
 
-/** Decode and validate untrusted packet bytes. */
+/**
+ * Decode and validate untrusted packet bytes. Canonical packet bytes (what
+ * encodePacket writes) take the direct decoder; anything else takes the
+ * dag-cbor path, which decides and names the error. Both give the same packet.
+ */
 export function decodePacket (bytes: Uint8Array): Packet {
+  checkSize(bytes)
+  return decodeCanonicalPacket(bytes) ?? decodeViaDagCbor(bytes)
+}
+
+/** The reference decoder: dag-cbor strict decode, then validatePacket. */
+export function decodePacketViaDagCbor (bytes: Uint8Array): Packet {
+  checkSize(bytes)
+  return decodeViaDagCbor(bytes)
+}
+
+function checkSize (bytes: Uint8Array): void {
   if (bytes.byteLength > MAX_PACKET_BYTES) {
     throw new PacketTooLargeError(`packet is ${bytes.byteLength} bytes; the limit is ${MAX_PACKET_BYTES}`)
   }
+}
+
+function decodeViaDagCbor (bytes: Uint8Array): Packet {
   let value: unknown
   try {
     value = cbor.decode(bytes)

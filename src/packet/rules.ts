@@ -28,20 +28,25 @@ function present (payload: Payload, field: PayloadField): boolean {
   return payload[field] !== undefined
 }
 
-/** Throws SignalPayloadError naming the offending field. */
-export function checkSignalPayload (signal: Signal, payload: Payload): void {
+/** What breaks the signal's payload rule (the SignalPayloadError message), or undefined when it holds. */
+export function signalPayloadProblem (signal: Signal, payload: Payload): string | undefined {
   const rule = SIGNAL_RULES[signal]
   for (const field of Object.keys(payload) as PayloadField[]) {
     if (present(payload, field) && !rule.allowed.includes(field)) {
-      throw new SignalPayloadError(`${signal} may not carry payload.${field} (allowed: ${rule.allowed.join(', ')})`)
+      return `${signal} may not carry payload.${field} (allowed: ${rule.allowed.join(', ')})`
     }
   }
   for (const field of rule.required) {
-    if (!present(payload, field)) {
-      throw new SignalPayloadError(`${signal} requires payload.${field}`)
-    }
+    if (!present(payload, field)) return `${signal} requires payload.${field}`
   }
   if (rule.oneOf !== undefined && !rule.oneOf.some((f) => present(payload, f))) {
-    throw new SignalPayloadError(`${signal} requires one of payload.${rule.oneOf.join(' / payload.')}`)
+    return `${signal} requires one of payload.${rule.oneOf.join(' / payload.')}`
   }
+  return undefined
+}
+
+/** Throws SignalPayloadError naming the offending field. */
+export function checkSignalPayload (signal: Signal, payload: Payload): void {
+  const problem = signalPayloadProblem(signal, payload)
+  if (problem !== undefined) throw new SignalPayloadError(problem)
 }

@@ -6,10 +6,12 @@ import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './types.js'
 import type { Packet, Payload, Priority, Proof, Scope, Signal, Zone } from './types.js'
 
 export const MAX_TEXT_FIELD = 256 * 1024
-const MAX_FILES = 1000
-const MAX_OPTIONS = 100
-const MAX_ID_FIELD = 256
-const MAX_PROOF_ITEMS = 16
+export const MAX_FILES = 1000
+export const MAX_OPTIONS = 100
+export const MAX_ID_FIELD = 256
+export const MAX_PROOF_ITEMS = 16
+/** longest scope file and longest option (characters) */
+export const MAX_LIST_STRING = 4096
 
 type Obj = Record<string, unknown>
 
@@ -46,7 +48,7 @@ function scopeField (v: unknown): Scope {
   if (v === undefined) return { files: [], zone: 'project' }
   if (!isObj(v)) throw new InvalidPacketError('packet.scope must be an object')
   const files = v.files ?? []
-  if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= 4096)) {
+  if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= MAX_LIST_STRING)) {
     throw new InvalidPacketError(`packet.scope.files must be at most ${MAX_FILES} strings`)
   }
   const zone = v.zone ?? 'project'
@@ -65,7 +67,7 @@ function payloadField (v: unknown): Payload {
       throw new InvalidPacketError(`packet.payload.${key} is not a payload field (known: ${PAYLOAD_FIELDS.join(', ')})`)
     }
     if (key === 'options') {
-      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= 4096)) {
+      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= MAX_LIST_STRING)) {
         throw new InvalidPacketError(`packet.payload.options must be 1..${MAX_OPTIONS} strings`)
       }
       out.options = value as string[]
@@ -124,23 +126,23 @@ function envelope (o: Obj): Packet {
   return { id, from: nodeIdField(o, 'from'), to: nodeIdField(o, 'to'), signal, scope: scopeField(o.scope), payload, ts }
 }
 
+/** Set `key` on the packet when `v` is defined (the optional fields are set in a fixed order). */
+function put (p: Packet, key: string, v: unknown): void {
+  if (v !== undefined) (p as unknown as Obj)[key] = v
+}
+
 /** Validate an untrusted value as a packet: shape, bounds, signal/payload rule. */
 export function validatePacket (value: unknown): Packet {
   if (!isObj(value)) throw new InvalidPacketError('packet must be an object')
   const p = envelope(value)
-  const optional = {
-    from_name: optStr(value, 'from_name'),
-    to_name: optStr(value, 'to_name'),
-    return_to: value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'),
-    session_id: optStr(value, 'session_id'),
-    conversation_id: optStr(value, 'conversation_id'),
-    in_reply_to: optStr(value, 'in_reply_to'),
-    priority: priorityField(value.priority),
-    requires_reply: optBool(value, 'requires_reply'),
-    proof: proofField(value.proof)
-  }
-  for (const [k, v] of Object.entries(optional)) {
-    if (v !== undefined) (p as unknown as Obj)[k] = v
-  }
+  put(p, 'from_name', optStr(value, 'from_name'))
+  put(p, 'to_name', optStr(value, 'to_name'))
+  put(p, 'return_to', value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'))
+  put(p, 'session_id', optStr(value, 'session_id'))
+  put(p, 'conversation_id', optStr(value, 'conversation_id'))
+  put(p, 'in_reply_to', optStr(value, 'in_reply_to'))
+  put(p, 'priority', priorityField(value.priority))
+  put(p, 'requires_reply', optBool(value, 'requires_reply'))
+  put(p, 'proof', proofField(value.proof))
   return p
 }

@@ -1,0 +1,425 @@
+// A direct decoder for packet bytes in the canonical form encodeCanonical
+// writes: minimal-length heads, definite lengths, map keys in canonical order
+// (shorter first, then bytewise) with no repeats, only the packet's own keys,
+// valid UTF-8. It decodes and validates in one pass and returns the packet
+// validatePacket(dag-cbor decode) would return, or undefined for anything
+// else: the caller then takes the dag-cbor path, which makes the accept /
+// reject decision and gives the error. So this never accepts a packet that
+// path rejects; it only skips work for packets that path accepts.
+//
+// Choices that follow @ipld/dag-cbor (cborg, strict options):
+// - byte strings are copies (cborg slices); nothing shares the input buffer,
+//   which receivers keep in caches (acl decision cache) and stores;
+// - a text string with a leading UTF-8 BOM is not handled here: cborg's
+//   TextDecoder drops the BOM, so dag-cbor decides what it becomes;
+// - invalid UTF-8 is not handled here (cborg replaces it with U+FFFD).
+import { Buffer, isUtf8 } from 'node:buffer'
+import { isNodeId } from '../identity/node-key.js'
+import { signalPayloadProblem } from './rules.js'
+import { PRIORITIES, SIGNALS, ZONES } from './types.js'
+import type { Packet, Payload, PayloadField, Priority, Proof, Scope, Signal, Zone } from './types.js'
+import { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD } from './validate.js'
+
+/** Thrown inside the reader for anything outside the canonical subset (one instance: no stack is captured). */
+class NotCanonical extends Error {}
+const NOT_CANONICAL = new NotCanonical('not in the canonical packet subset')
+
+function out (): never { throw NOT_CANONICAL }
+
+const MAJOR_UINT = 0
+const MAJOR_BYTES = 2
+const MAJOR_TEXT = 3
+const MAJOR_ARRAY = 4
+const MAJOR_MAP = 5
+const FALSE = 0xf4
+const TRUE = 0xf5
+/**
+ * strings up to this many bytes (map keys, enum values) are read by a loop
+ * while they are ASCII; longer ones natively (a long concatenated string is
+ * slow to hash, and node ids are looked up in a set)
+ */
+const SHORT_STRING = 16
+/** the ULID alphabet (Crockford base32, upper case), as util/ulid.ts checks it */
+const ULID_CHAR = new Uint8Array(128)
+for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] = 1
+const ULID_LENGTH = 26
+
+/** Canonical key order: shorter first, then bytewise (the keys here are ASCII). */
+function keyOrder (a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
+}
+
+/** The keys one map may have, in canonical order. */
+interface KeyTable {
+  readonly names: readonly string[]
+  readonly bytes: readonly Uint8Array[]
+}
+
+function keyTable (keys: readonly string[]): KeyTable {
+  const names = [...keys].sort(keyOrder)
+  return { names, bytes: names.map((k) => Uint8Array.from(Buffer.from(k, 'latin1'))) }
+}
+
+const TOP_KEYS = keyTable(['id', 'from', 'to', 'from_name', 'to_name', 'signal', 'scope', 'payload', 'return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply', 'ts', 'proof'])
+const SCOPE_KEYS = keyTable(['files', 'zone'])
+const PAYLOAD_KEYS = keyTable(['text', 'context', 'decision', 'options', 'result'])
+const PROOF_KEYS = keyTable(['lineage', 'grants'])
+
+function oneOf<T extends string> (list: readonly T[], v: string): T {
+  return (list as readonly string[]).includes(v) ? v as T : out()
+}
+
+/**
+ * The encoded form (head and UTF-8) of node ids that were checked valid
+ * recently, direct-mapped by a hash of their last bytes: a stream carries
+ * the same few from/to ids, and equal bytes are the same valid id, so its
+ * text is neither decoded nor checked again.
+ */
+class RecentIds {
+  private readonly slots: Array<{ bytes: Uint8Array, id: string } | undefined> = new Array(RECENT_IDS).fill(undefined)
+
+  private static slot (d: Uint8Array, end: number): number {
+    return (d[end - 1] * 31 + d[end - 2] * 7 + d[end - 3]) & (RECENT_IDS - 1)
+  }
+
+  /** The entry whose encoded bytes (head and text, at most 2 + 255) start at `start`. */
+  find (d: Uint8Array, start: number, end: number): { bytes: Uint8Array, id: string } | undefined {
+    const b = d[start]
+    const n = b >= 0x60 && b < 0x78 ? 1 + b - 0x60 : b === 0x78 && start + 1 < end ? 2 + d[start + 1] : 0
+    if (n < 4 || start + n > end) return undefined
+    const e = this.slots[RecentIds.slot(d, start + n)]
+    if (e === undefined || e.bytes.length !== n) return undefined
+    const k = e.bytes
+    for (let i = n - 1; i >= 0; i--) if (d[start + i] !== k[i]) return undefined
+    return e
+  }
+
+  remember (bytes: Uint8Array, id: string): void {
+    if (bytes.length < 4 || bytes.length > 257) return
+    this.slots[RecentIds.slot(bytes, bytes.length)] = { bytes, id }
+  }
+}
+
+const RECENT_IDS = 64
+const recentIds = new RecentIds()
+
+type Slice = (this: Buffer, start: number, end: number) => string
+/** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
+const utf8Slice: Slice = (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
+  function (this: Buffer, start: number, end: number) { return this.toString('utf8', start, end) }
+
+class Reader {
+  private pos = 0
+  private readonly end: number
+  /** a plain Uint8Array view: slices of a Buffer would be Buffers, cborg's are plain */
+  private readonly data: Uint8Array
+  private readonly buf: Buffer
+
+  constructor (bytes: Uint8Array) {
+    this.data = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes
+    this.end = bytes.byteLength
+    this.buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  }
+
+  done (): boolean { return this.pos === this.end }
+
+  /** The argument of a head of `major`: minimal, definite, a safe integer. */
+  head (major: number): number {
+    const d = this.data
+    const p = this.pos
+    if (p >= this.end) out()
+    const b = d[p]
+    if (b >>> 5 !== major) out()
+    const minor = b & 31
+    if (minor < 24) { this.pos = p + 1; return minor }
+    if (minor === 24) {
+      if (p + 2 > this.end || d[p + 1] < 24) out()
+      this.pos = p + 2
+      return d[p + 1]
+    }
+    if (minor === 25) {
+      if (p + 3 > this.end) out()
+      const v = (d[p + 1] << 8) | d[p + 2]
+      if (v < 0x100) out()
+      this.pos = p + 3
+      return v
+    }
+    if (minor === 26) {
+      if (p + 5 > this.end) out()
+      const v = d[p + 1] * 0x1000000 + ((d[p + 2] << 16) | (d[p + 3] << 8) | d[p + 4])
+      if (v < 0x10000) out()
+      this.pos = p + 5
+      return v
+    }
+    if (minor === 27) {
+      if (p + 9 > this.end) out()
+      const hi = d[p + 1] * 0x1000000 + ((d[p + 2] << 16) | (d[p + 3] << 8) | d[p + 4])
+      const lo = d[p + 5] * 0x1000000 + ((d[p + 6] << 16) | (d[p + 7] << 8) | d[p + 8])
+      // minimal means at least 2^32; a safe integer is below 2^53
+      if (hi === 0 || hi >= 0x200000) out()
+      this.pos = p + 9
+      return hi * 0x100000000 + lo
+    }
+    return out()
+  }
+
+  /** A count of items that follow, each at least one byte. */
+  count (major: number): number {
+    const n = this.head(major)
+    if (n > this.end - this.pos) out()
+    return n
+  }
+
+  uint (): number { return this.head(MAJOR_UINT) }
+
+  bool (): boolean {
+    const b = this.data[this.pos]
+    if (b !== TRUE && b !== FALSE) out()
+    this.pos++
+    return b === TRUE
+  }
+
+  text (): string {
+    const n = this.head(MAJOR_TEXT)
+    const s = this.pos
+    if (n > this.end - s) out()
+    this.pos = s + n
+    if (n > SHORT_STRING) return this.utf8(s, s + n)
+    const d = this.data
+    let str = ''
+    for (let i = s; i < s + n; i++) {
+      const c = d[i]
+      if (c >= 0x80) return this.utf8(s, s + n)
+      str += String.fromCharCode(c)
+    }
+    return str
+  }
+
+  private utf8 (s: number, e: number): string {
+    const d = this.data
+    if (e - s >= 3 && d[s] === 0xef && d[s + 1] === 0xbb && d[s + 2] === 0xbf) out()
+    if (!isUtf8(d.subarray(s, e))) out()
+    return utf8Slice.call(this.buf, s, e)
+  }
+
+  /** A copy of a byte string (as cborg gives: a plain Uint8Array owning its memory). */
+  bytes (): Uint8Array {
+    const n = this.head(MAJOR_BYTES)
+    const s = this.pos
+    if (n > this.end - s) out()
+    this.pos = s + n
+    return this.data.slice(s, s + n)
+  }
+
+  /**
+   * The index in `table` of the next map key, which must come after the key
+   * at `prev` (so keys are in canonical order and none repeats). Every known
+   * key is shorter than 24 bytes, so its head is the one byte 0x61..0x77.
+   */
+  key (table: KeyTable, prev: number): number {
+    const d = this.data
+    const p = this.pos
+    if (p >= this.end) out()
+    const b = d[p]
+    if (b < 0x61 || b > 0x77) out()
+    const n = b - 0x60
+    if (n > this.end - p - 1) out()
+    const keys = table.bytes
+    for (let i = prev + 1; i < keys.length; i++) {
+      const k = keys[i]
+      if (k.length > n) break
+      if (k.length < n) continue
+      let j = 0
+      while (j < n && d[p + 1 + j] === k[j]) j++
+      if (j === n) { this.pos = p + 1 + n; return i }
+    }
+    return out()
+  }
+
+  /** A string of 1..max characters. */
+  str (max = MAX_ID_FIELD): string {
+    const v = this.text()
+    if (v.length === 0 || v.length > max) out()
+    return v
+  }
+
+  /** A string of 0..max characters. */
+  upTo (max: number): string {
+    const v = this.text()
+    if (v.length > max) out()
+    return v
+  }
+
+  ulid (): string {
+    const n = this.head(MAJOR_TEXT)
+    const s = this.pos
+    if (n !== ULID_LENGTH || n > this.end - s) out()
+    const d = this.data
+    let str = ''
+    for (let i = s; i < s + n; i++) {
+      const c = d[i]
+      if (c >= 0x80 || ULID_CHAR[c] !== 1) out()
+      str += String.fromCharCode(c)
+    }
+    this.pos = s + n
+    return str
+  }
+
+  /** A node id (from, to, return_to): a recently seen one is recognised by its bytes. */
+  nodeId (): string {
+    const start = this.pos
+    const known = recentIds.find(this.data, start, this.end)
+    if (known !== undefined) { this.pos = start + known.bytes.length; return known.id }
+    const v = this.str()
+    if (!isNodeId(v)) out()
+    recentIds.remember(this.data.slice(start, this.pos), v)
+    return v
+  }
+
+  stringList (min: number, max: number): string[] {
+    const n = this.count(MAJOR_ARRAY)
+    if (n < min || n > max) out()
+    const list: string[] = []
+    for (let i = 0; i < n; i++) {
+      list.push(this.upTo(MAX_LIST_STRING))
+    }
+    return list
+  }
+
+  bytesList (): Uint8Array[] {
+    const n = this.count(MAJOR_ARRAY)
+    if (n > MAX_PROOF_ITEMS) out()
+    const list: Uint8Array[] = []
+    for (let i = 0; i < n; i++) list.push(this.bytes())
+    return list
+  }
+
+  scope (): Scope {
+    const n = this.count(MAJOR_MAP)
+    let files: string[] = []
+    let zone: Zone = 'project'
+    let k = -1
+    for (let i = 0; i < n; i++) {
+      k = this.key(SCOPE_KEYS, k)
+      if (SCOPE_KEYS.names[k] === 'zone') zone = oneOf(ZONES, this.text())
+      else files = this.stringList(0, MAX_FILES)
+    }
+    return { files, zone }
+  }
+
+  payload (): Payload {
+    const n = this.count(MAJOR_MAP)
+    const payload: Payload = {}
+    let k = -1
+    for (let i = 0; i < n; i++) {
+      k = this.key(PAYLOAD_KEYS, k)
+      const name = PAYLOAD_KEYS.names[k] as PayloadField
+      if (name === 'options') payload.options = this.stringList(1, MAX_OPTIONS)
+      else payload[name] = this.upTo(MAX_TEXT_FIELD)
+    }
+    return payload
+  }
+
+  proof (): Proof {
+    const n = this.count(MAJOR_MAP)
+    let lineage: Uint8Array[] | undefined
+    let grants: Uint8Array[] | undefined
+    let k = -1
+    for (let i = 0; i < n; i++) {
+      k = this.key(PROOF_KEYS, k)
+      if (PROOF_KEYS.names[k] === 'grants') grants = this.bytesList()
+      else lineage = this.bytesList()
+    }
+    const proof: Proof = {}
+    if (lineage !== undefined) proof.lineage = lineage
+    if (grants !== undefined) proof.grants = grants
+    return proof
+  }
+}
+
+/** The optional envelope fields. */
+interface Optional {
+  from_name?: string
+  to_name?: string
+  return_to?: string
+  session_id?: string
+  conversation_id?: string
+  in_reply_to?: string
+  priority?: Priority
+  requires_reply?: boolean
+  proof?: Proof
+}
+
+interface Fields extends Optional {
+  id?: string
+  from?: string
+  to?: string
+  signal?: Signal
+  scope?: Scope
+  payload?: Payload
+  ts?: number
+}
+
+function readField (r: Reader, key: string, f: Fields): void {
+  switch (key) {
+    case 'id': f.id = r.ulid(); return
+    case 'to': f.to = r.nodeId(); return
+    case 'ts': f.ts = r.uint(); return
+    case 'from': f.from = r.nodeId(); return
+    case 'proof': f.proof = r.proof(); return
+    case 'scope': f.scope = r.scope(); return
+    case 'signal': f.signal = oneOf(SIGNALS, r.text()); return
+    case 'payload': f.payload = r.payload(); return
+    case 'to_name': f.to_name = r.str(); return
+    case 'priority': f.priority = oneOf(PRIORITIES, r.text()); return
+    case 'from_name': f.from_name = r.str(); return
+    case 'return_to': f.return_to = r.nodeId(); return
+    case 'session_id': f.session_id = r.str(); return
+    case 'in_reply_to': f.in_reply_to = r.str(); return
+    case 'requires_reply': f.requires_reply = r.bool(); return
+    case 'conversation_id': f.conversation_id = r.str(); return
+    default: out()
+  }
+}
+
+function build (f: Fields): Packet {
+  const { id, from, to, signal, payload, ts } = f
+  if (id === undefined || from === undefined || to === undefined || signal === undefined || payload === undefined || ts === undefined) return out()
+  if (signalPayloadProblem(signal, payload) !== undefined) out()
+  const p: Packet = { id, from, to, signal, scope: f.scope ?? { files: [], zone: 'project' }, payload, ts }
+  // the order validatePacket sets them in
+  if (f.from_name !== undefined) p.from_name = f.from_name
+  if (f.to_name !== undefined) p.to_name = f.to_name
+  if (f.return_to !== undefined) p.return_to = f.return_to
+  if (f.session_id !== undefined) p.session_id = f.session_id
+  if (f.conversation_id !== undefined) p.conversation_id = f.conversation_id
+  if (f.in_reply_to !== undefined) p.in_reply_to = f.in_reply_to
+  if (f.priority !== undefined) p.priority = f.priority
+  if (f.requires_reply !== undefined) p.requires_reply = f.requires_reply
+  if (f.proof !== undefined) p.proof = f.proof
+  return p
+}
+
+/**
+ * The packet in canonical packet bytes, equal to validatePacket(dag-cbor
+ * decode of them); undefined when the bytes are outside the canonical subset
+ * or not a valid packet (the dag-cbor path then decides and names the error).
+ */
+export function decodeCanonicalPacket (bytes: Uint8Array): Packet | undefined {
+  if (!(bytes instanceof Uint8Array)) return undefined
+  try {
+    const r = new Reader(bytes)
+    const n = r.count(MAJOR_MAP)
+    const f: Fields = {}
+    let k = -1
+    for (let i = 0; i < n; i++) {
+      k = r.key(TOP_KEYS, k)
+      readField(r, TOP_KEYS.names[k], f)
+    }
+    if (!r.done()) out()
+    return build(f)
+  } catch (err) {
+    if (err === NOT_CANONICAL) return undefined
+    throw err
+  }
+}

@@ -209,14 +209,20 @@ export class OutboxStore {
     ops.push({ type: 'del', key: entry.key }, { type: 'del', key: expiryKey(entry.exp, entry.key) })
   }
 
-  /** Delivered: remove the entries (a crash before this lands means a resend, which the receiver drops as a duplicate). */
+  /**
+   * Delivered: remove the entries. Not synced, and not queued behind the
+   * group commit, so no `send` waits for it: a removal lost in a crash only
+   * means the entries are resent after the restart, and the receiver, which
+   * acked them from a synced batch, drops them as duplicates by message id
+   * (test/delivery/crash.test.ts).
+   */
   async remove (entries: OutboxEntry[]): Promise<number> {
     if (entries.length === 0) return 0
     return await this.settle(async () => {
       const live = await this.present(entries)
       const ops: WriteOp[] = []
       for (const e of live) this.forget(e, ops)
-      if (ops.length > 0) await this.committer.write(ops)
+      await this.committer.writeUnsynced(ops)
       return live.length
     })
   }

@@ -211,9 +211,9 @@ export class PeerLink {
   private async nextEntries (): Promise<OutboxEntry[]> {
     if (!this.fromStore) return this.takePending()
     const dropped = this.dropped
-    const listed = await this.deps.outbox.list(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS)
-    if (listed.length < FRAME_PACKETS && dropped === this.dropped && this.adopt(listed)) return this.takePending()
-    return frameOf(listed)
+    const { entries, complete } = await this.deps.outbox.listFrame(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS, FRAME_BYTES)
+    if (complete && dropped === this.dropped && this.adopt(entries)) return this.takePending()
+    return entries
   }
 
   /**

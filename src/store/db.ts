@@ -73,7 +73,7 @@ export class Committer {
     if (this.writing || this.queue.length === 0) return
     this.writing = true
     const waiters = this.take()
-    const ops = waiters.flatMap((w) => w.ops)
+    const ops = waiters.length === 1 ? waiters[0].ops : concatOps(waiters)
     this.queuedOps -= ops.length
     const sync = this.mode !== 'none'
     try {
@@ -115,6 +115,12 @@ export class Committer {
     if (this.queue.length === 0 && !this.writing) return
     await this.write([])
   }
+}
+
+function concatOps (waiters: Waiter[]): WriteOp[] {
+  const ops: WriteOp[] = []
+  for (const w of waiters) for (const op of w.ops) ops.push(op)
+  return ops
 }
 
 /** classic-level's own batch (abstract-level's implementation hook), not in its public types */

@@ -50,10 +50,22 @@ const HEADER_FIXED = 12
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
 
+/** UTF-8 of the last string seen (sender and target node ids repeat from one send to the next). */
+class LastEncoded {
+  private text = ''
+  private bytes = new Uint8Array(0)
+  of (s: string): Uint8Array {
+    if (s !== this.text) { this.text = s; this.bytes = utf8.encode(s) }
+    return this.bytes
+  }
+}
+const lastTo = new LastEncoded()
+const lastFrom = new LastEncoded()
+
 export function encodeEntryValue (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
   const id = utf8.encode(packetId)
-  const t = utf8.encode(to)
-  const f = utf8.encode(from)
+  const t = lastTo.of(to)
+  const f = lastFrom.of(from)
   if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
   const head = HEADER_FIXED + id.length + t.length + f.length
   const out = new Uint8Array(head + packet.byteLength)
@@ -171,11 +183,13 @@ export class OutboxStore {
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
+    const value = encodeEntryValue(packetId, to, from, exp, packet)
     const ops: WriteOp[] = [
-      { type: 'put', key, value: encodeEntryValue(packetId, to, from, exp, packet) },
+      { type: 'put', key, value },
       { type: 'put', key: expiryKey(exp, key), value: EMPTY }
     ]
-    return { ops, entry: { key, dest, packetId, to, from, exp, packet } }
+    // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
+    return { ops, entry: { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength) } }
   }
 
   /** Undo a reservation whose write failed. */
@@ -189,6 +203,26 @@ export class OutboxStore {
       out.push(toEntry(key, value))
     }
     return out
+  }
+
+  /**
+   * The next frame's worth of entries after `afterKey`: at most `limit`
+   * entries and, past the first, at most `maxBytes` of packets. `complete`
+   * says the read reached the end of the queue (as of its snapshot), so
+   * nothing older than what it returned is left unread. Values past the
+   * budget are not read (large packets: a frame of 16 x 64 KiB used to read
+   * 256 x 64 KiB and drop the rest).
+   */
+  async listFrame (dest: string, afterKey: string | undefined, limit: number, maxBytes: number): Promise<{ entries: OutboxEntry[], complete: boolean }> {
+    const entries: OutboxEntry[] = []
+    let bytes = 0
+    for await (const [key, value] of scan(this.db, `${OUTBOX_PREFIX}${dest}!`, { after: afterKey, limit: limit + 1 })) {
+      const e = toEntry(key, value)
+      if (entries.length === limit || (entries.length > 0 && bytes + e.packet.byteLength > maxBytes)) return { entries, complete: false }
+      entries.push(e)
+      bytes += e.packet.byteLength
+    }
+    return { entries, complete: true }
   }
 
   private async settle<T> (fn: () => Promise<T>): Promise<T> {

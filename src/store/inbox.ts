@@ -144,37 +144,65 @@ export class InboxStore extends EventEmitter {
     this.recent.set(packetId, where)
     if (this.recent.size > RECENT_IDS) {
       const oldest = this.recent.keys().next()
-      if (oldest.done !== true) this.recent.delete(oldest.value)
+      if (oldest.done !== true) {
+        this.recent.delete(oldest.value)
+        if (this.floor !== undefined && oldest.value > this.floor) this.floor = oldest.value
+      }
     }
+  }
+
+  /**
+   * Every stored id that `recent` does not hold sorts at or below `floor`
+   * (string order, the order of the `d!` keys): it starts as the greatest id
+   * in the store when this process first appends, and rises to each id that
+   * falls out of `recent`. Senders mint ids in increasing order, so a new
+   * packet's id sorts above it and is known to be new without a store read;
+   * only resends of older ids are looked up.
+   */
+  private floor?: string
+
+  private async loadFloor (): Promise<string> {
+    if (this.floor !== undefined) return this.floor
+    let floor = ''
+    for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: DEDUP_PREFIX + '\xff', reverse: true, limit: 1 })) floor = key.slice(DEDUP_PREFIX.length)
+    this.floor ??= floor
+    return this.floor
   }
 
   /**
    * The stored location of each id that memory cannot answer, read from the
    * store in one getMany. Ids queued by other appends are left to `seen`.
+   * Runs under the append lock (no id becomes durable while the floor loads).
    */
   private async lookup (items: AppendItem[]): Promise<Lookup> {
-    const ids = [...new Set(items.map((i) => i.packetId).filter((id) => !this.recent.has(id) && !this.pendingIds.has(id)))]
-    const found = new Map<string, Where>()
-    if (ids.length > 0) {
-      const values = await this.db.getMany(ids.map((id) => DEDUP_PREFIX + id))
-      values.forEach((v, k) => { if (v !== undefined) found.set(ids[k], fromJsonBytes<Where>(v)) })
+    const floor = await this.loadFloor()
+    const checked = new Set<string>()
+    const ask: string[] = []
+    for (const { packetId: id } of items) {
+      if (checked.has(id) || this.recent.has(id) || this.pendingIds.has(id)) continue
+      checked.add(id)
+      if (id <= floor) ask.push(id)
     }
-    return { checked: new Set(ids), found }
+    const found = new Map<string, Where>()
+    if (ask.length > 0) {
+      const values = await this.db.getMany(ask.map((id) => DEDUP_PREFIX + id))
+      values.forEach((v, k) => { if (v !== undefined) found.set(ask[k], fromJsonBytes<Where>(v)) })
+    }
+    return { checked, found }
   }
 
-  /** A duplicate check: the seq of an already stored message id, if any. */
-  private async seen (packetId: string, own: Promise<void>, looked: Lookup): Promise<Where | undefined> {
+  /**
+   * A duplicate check: the seq of an already stored message id, if any.
+   * Answered synchronously when memory or the lookup knows (the common case).
+   */
+  private seen (packetId: string, own: Promise<void>, looked: Lookup): Where | undefined | Promise<Where | undefined> {
     const pending = this.pendingIds.get(packetId)
-    if (pending !== undefined) {
-      if (pending.done !== own) await pending.done
-      return pending
-    }
+    if (pending !== undefined) return pending.done === own ? pending : pending.done.then(() => pending)
     const known = this.recent.get(packetId)
     if (known !== undefined) return known
     if (looked.checked.has(packetId)) return looked.found.get(packetId)
     // queued by another append when looked up, settled since: ask the store
-    const bytes = await this.db.get(DEDUP_PREFIX + packetId)
-    return bytes === undefined ? undefined : fromJsonBytes<Where>(bytes)
+    return this.db.get(DEDUP_PREFIX + packetId).then((bytes) => bytes === undefined ? undefined : fromJsonBytes<Where>(bytes))
   }
 
   /** Append packets; resolves once all are durable, one result per item, in order. */
@@ -208,7 +236,8 @@ export class InboxStore extends EventEmitter {
     const fresh: Fresh[] = []
     const looked = await this.lookup(items)
     for (const item of items) {
-      const prior = await this.seen(item.packetId, done, looked)
+      const check = this.seen(item.packetId, done, looked)
+      const prior = check instanceof Promise ? await check : check
       if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
       const stale = this.staleness(item.packetId, now)
       if (stale !== undefined) { results.push({ error: stale }); continue }

@@ -368,7 +368,8 @@ export class InboxStore extends EventEmitter {
         if (seq > keepFrom && received >= olderThan) break
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.write(ops) }
+      // unsynced: a deletion lost in a crash leaves acked entries to be pruned again
+      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.writeUnsynced(ops) }
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }
@@ -387,7 +388,8 @@ export class InboxStore extends EventEmitter {
       for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: before, limit: PRUNE_CHUNK })) {
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) await this.committer.write(ops)
+      // unsynced: an id whose deletion is lost is only remembered longer
+      await this.committer.writeUnsynced(ops)
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }

@@ -324,7 +324,8 @@ export class OutboxStore {
       for await (const key of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + hex(before, 12), limit: PRUNE_CHUNK })) {
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) await this.committer.write(ops)
+      // unsynced: a dead letter whose deletion is lost is pruned again next time
+      await this.committer.writeUnsynced(ops)
       this.deadCount = Math.max(0, this.deadCount - ops.length)
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total

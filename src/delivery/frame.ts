@@ -154,8 +154,8 @@ export function encodePacketsFrame (b: number, packets: readonly Uint8Array[]): 
   if (packets.length === 0 || packets.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
   let size = HEAD
   for (const p of packets) size += 4 + p.byteLength
-  const out = new Uint8Array(size)
-  const view = new DataView(out.buffer)
+  const out = Buffer.allocUnsafe(size) // every byte is written below
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
   out[0] = T_PACKETS
   view.setUint32(1, b)
   view.setUint16(5, packets.length)
@@ -200,8 +200,8 @@ export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8
       size += 4 + t.code.byteLength + t.reason.byteLength
     }
   }
-  const out = new Uint8Array(size)
-  const view = new DataView(out.buffer)
+  const out = Buffer.allocUnsafe(size) // every byte is written below
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
   out[0] = T_ACKS
   view.setUint32(1, b)
   view.setUint16(5, results.length)

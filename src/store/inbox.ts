@@ -65,10 +65,32 @@ const ENTRY_FORMAT = 1
 const ENTRY_HEADER = 9
 
 export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {
-  const out = new Uint8Array(ENTRY_HEADER + packet.byteLength)
-  new DataView(out.buffer).setFloat64(1, received)
+  // every byte is written: no zero fill; small values come from Node's buffer pool
+  const out = Buffer.allocUnsafe(ENTRY_HEADER + packet.byteLength)
   out[0] = ENTRY_FORMAT
+  out.writeDoubleBE(received, 1)
   out.set(packet, ENTRY_HEADER)
+  return out
+}
+
+/** `{"nodeId":…,"seq":` of the last node a dedup value was made for */
+const dedupHead = { nodeId: '', bytes: Buffer.alloc(0) }
+
+/**
+ * The `d!` value: the JSON `{"nodeId":…,"seq":N}` (the bytes of
+ * toJsonBytes({ nodeId, seq })), built from a cached head and the seq's digits.
+ */
+export function encodeDedupValue (nodeId: string, seq: number): Uint8Array {
+  if (dedupHead.nodeId !== nodeId) {
+    dedupHead.nodeId = nodeId
+    dedupHead.bytes = Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
+  }
+  const head = dedupHead.bytes
+  const digits = String(seq)
+  const out = Buffer.allocUnsafe(head.byteLength + digits.length + 1)
+  out.set(head, 0)
+  out.write(digits, head.byteLength, 'latin1')
+  out[out.byteLength - 1] = 0x7d // }
   return out
 }
 
@@ -255,7 +277,7 @@ export class InboxStore extends EventEmitter {
       const value = encodeInboxValue(now, item.packet)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
       if (this.watchers.has(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
-      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: toJsonBytes({ nodeId: item.nodeId, seq }) })
+      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: encodeDedupValue(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
     }

@@ -68,10 +68,10 @@ export function encodeEntryValue (packetId: string, to: string, from: string, ex
   const f = lastFrom.of(from)
   if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
   const head = HEADER_FIXED + id.length + t.length + f.length
-  const out = new Uint8Array(head + packet.byteLength)
-  const view = new DataView(out.buffer)
+  // every byte is written: no zero fill; small values come from Node's buffer pool
+  const out = Buffer.allocUnsafe(head + packet.byteLength)
   out[0] = ENTRY_FORMAT
-  view.setFloat64(1, exp)
+  out.writeDoubleBE(exp, 1)
   out[9] = id.length
   out[10] = t.length
   out[11] = f.length

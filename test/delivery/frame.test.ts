@@ -35,8 +35,10 @@ describe('delivery - frame codec', () => {
       const f = decodeFrame(enc)
       assert.ok(f.t === 'p')
       assert.equal(f.p[0].buffer, enc.buffer)
-      assert.equal(f.p[0].byteOffset, 7 + 4)
-      assert.equal(f.p[1].byteOffset, 7 + 4 + 2 + 4)
+      assert.equal(f.p[0].byteOffset, enc.byteOffset + 7 + 4)
+      assert.equal(f.p[1].byteOffset, enc.byteOffset + 7 + 4 + 2 + 4)
+      enc[enc.byteLength - 1] = 0x42
+      assert.equal(f.p[1][0], 0x42, 'the same memory')
     })
 
     it('a packet frame inside a larger buffer (an offset view) decodes the same', () => {

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
-import { InboxStore, type AppendResult } from '../../src/store/inbox.js'
+import { Committer, batchTarget, fromJsonBytes, openDb, toJsonBytes, type RawDb } from '../../src/store/db.js'
+import { InboxStore, decodeInboxValue, encodeDedupValue, encodeInboxValue, type AppendResult } from '../../src/store/inbox.js'
 import { ulidTime, ulidTimePrefix } from '../../src/store/ulid-time.js'
 import { ulid } from '../../src/util/ulid.js'
 
@@ -110,6 +110,22 @@ describe('store - InboxStore', () => {
     ])
     assert.equal((await inbox.info(B)).last, 16_401)
     assert.deepEqual((await inbox.read(A, 0, 10)).map((e) => text(e.packet)), ['high', 'low', 'new, below the newest stored id'])
+  })
+
+  it('values - inbox values round trip from pooled buffers; dedup values are byte for byte the JSON of {nodeId, seq}', () => {
+    for (const size of [0, 1, 600, 70_000]) {
+      const packet = new Uint8Array(size).map((_, i) => i % 251)
+      const v = decodeInboxValue(encodeInboxValue(1_700_000_000_123.5, packet))
+      assert.equal(v.r, 1_700_000_000_123.5)
+      assert.deepEqual([...v.p], [...packet])
+    }
+    for (const nodeId of [A, B, A, 'did:key:"quoted"\\ünï']) {
+      for (const seq of [0, 7, 1_000_000, Number.MAX_SAFE_INTEGER]) {
+        const v = encodeDedupValue(nodeId, seq)
+        assert.deepEqual([...v], [...toJsonBytes({ nodeId, seq })])
+        assert.deepEqual(fromJsonBytes(v), { nodeId, seq })
+      }
+    }
   })
 
   it('dedup window - ids older than the window are refused as STALE_PACKET; pruneDedup forgets exactly those and leaves the id generator alone', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
-import { OutboxStore } from '../../src/store/outbox.js'
+import { OutboxStore, SETTLED_KEYS } from '../../src/store/outbox.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const P1 = '12D3KooWPeerOne'
@@ -148,5 +148,34 @@ describe('store - OutboxStore', () => {
     assert.deepEqual(await outbox.list(P1, undefined, 10), [])
     assert.deepEqual(outbox.totals(), { queued: 0, dead: 0, byDestination: {} })
     assert.deepEqual(await outbox.expired(Date.now() + 3_600_000, 10), [], 'the expiry index went with them')
+  })
+
+  it('settle - an entry read before it was settled (a resend after a reconnect, a sweep racing an ack) is never settled twice, also once its key has left the in-memory record', async () => {
+    await reopen(100_000)
+    await enqueue(P1, 'a'); await enqueue(P1, 'b'); await enqueue(P1, 'c')
+    const early = await outbox.list(P1, undefined, 10) // read before any settle
+    const [a, b, c] = await outbox.list(P1, undefined, 10)
+    assert.equal(await outbox.remove([a]), 1)
+    assert.equal(await outbox.remove([early[0]]), 0, 'the removed entry, read earlier, is not removed again')
+    assert.deepEqual(await outbox.kill([{ entry: early[0], code: 'TTL_EXPIRED', reason: 'late' }]), [], 'nor killed')
+    assert.equal((await outbox.kill([{ entry: b, code: 'NO_GRANT', reason: 'no' }])).length, 1)
+    assert.equal(await outbox.remove([early[1]]), 0, 'a dead entry read earlier is not removed')
+    assert.equal(outbox.depthOf(P1), 1)
+    assert.equal(outbox.totals().dead, 1)
+    // settle more keys than are remembered: the early copies are then checked in the store
+    const ops = []
+    for (let k = 0; k < SETTLED_KEYS + 10; k++) ops.push(...outbox.prepare(P2, ulid(), 'did:key:zTo', 'bob', 'did:key:zFrom', Date.now() + 60_000, bytes(`m${k}`)))
+    await committer.write(ops)
+    const bulk = await outbox.list(P2, undefined, SETTLED_KEYS + 10)
+    for (let k = 0; k < bulk.length; k += 1000) assert.equal(await outbox.remove(bulk.slice(k, k + 1000)), Math.min(1000, bulk.length - k))
+    assert.equal(outbox.depthOf(P2), 0)
+    assert.equal(await outbox.remove(bulk.slice(0, 5)), 0, 'settled long ago: the store says so')
+    assert.equal(await outbox.remove([early[0], early[1]]), 0)
+    assert.deepEqual(await outbox.kill([{ entry: early[0], code: 'TTL_EXPIRED', reason: 'late' }]), [])
+    assert.equal(await outbox.remove([early[2]]), 1, 'still queued: removed (answered by the store)')
+    assert.equal(await outbox.remove([c]), 0)
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 1, byDestination: {} })
+    await reopen()
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 1, byDestination: {} })
   })
 })

@@ -102,16 +102,26 @@ export class Committer {
    */
   async writeUnsynced (ops: WriteOp[]): Promise<void> {
     if (ops.length === 0) return
-    await this.db.batch(ops, { sync: false })
-    this.stats.batches++
-    this.stats.ops += ops.length
+    const write = this.db.batch(ops, { sync: false })
+    this.unsynced.add(write)
+    try {
+      await write
+      this.stats.batches++
+      this.stats.ops += ops.length
+    } finally {
+      this.unsynced.delete(write)
+    }
   }
+
+  /** unsynced writes in flight (drain waits for them too) */
+  private readonly unsynced = new Set<Promise<void>>()
 
   /** Operations queued and not yet written. */
   get backlog (): number { return this.queuedOps }
 
-  /** Resolves when everything queued so far is written. */
+  /** Resolves when everything queued so far, and every unsynced write in flight, is written. */
   async drain (): Promise<void> {
+    if (this.unsynced.size > 0) await Promise.allSettled([...this.unsynced])
     if (this.queue.length === 0 && !this.writing) return
     await this.write([])
   }

@@ -155,4 +155,17 @@ describe('store - Committer', () => {
       assert.equal(calls.length, 3, 'nothing to write: no batch')
     })
   }
+
+  it('drain() also waits for unsynced writes in flight (a clean stop closes the store after them)', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    void c.writeUnsynced([{ type: 'del', key: 'gone' }])
+    const d = track(c.drain())
+    await tick(); await tick()
+    assert.equal(d.done, false)
+    calls[0].finish()
+    await tick(); await tick()
+    assert.equal(d.done, true)
+    assert.equal(calls.length, 1)
+  })
 })

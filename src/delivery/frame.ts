@@ -1,4 +1,3 @@
-import * as cbor from '@ipld/dag-cbor'
 import { MalformedFrameError } from '../util/errors.js'
 
 export const PACKET_PROTOCOL = '/amesh/packet/1.0.0'
@@ -6,73 +5,234 @@ export const PACKET_PROTOCOL = '/amesh/packet/1.0.0'
 export const MAX_FRAME_BYTES = 8 * 1024 * 1024
 /** Most packets in one frame. */
 export const MAX_PACKETS_PER_FRAME = 1024
+/** Largest batch number (u32 on the wire); a link wraps to 1 past it. */
+export const MAX_BATCH = 0xffff_ffff
 
-/** Per-packet answer: accepted with the inbox seq, or rejected with a code. */
+/**
+ * Per-packet answer, in the order of the packets of the frame it answers:
+ * accepted with the inbox seq, or rejected with a code (r: retry later).
+ */
 export type AckResult =
-  | { i: string, s: number }
-  | { i: string, c: string, m: string, r?: boolean }
+  | { s: number }
+  | { c: string, m: string, r?: boolean }
 
 export type Frame =
   | { t: 'p', b: number, p: Uint8Array[] }
   | { t: 'a', b: number, r: AckResult[] }
   | { t: 'e', c: string, m: string }
 
-type Obj = Record<string, unknown>
+/*
+ * Binary layout (all integers big-endian):
+ *   packets  'p' batch:u32 count:u16 { len:u32 bytes }×count        count 1..1024
+ *   acks     'a' batch:u32 count:u16 { result }×count               count 0..1024
+ *            result = 0x00 seq:u64 (≤ 2^53-1)                       accepted
+ *                   | 0x01|0x02 code:str8 reason:str16               rejected (0x02: retry later)
+ *   error    'e' code:str8 reason:str16
+ *   str8 = len:u8 utf8, str16 = len:u16 utf8
+ * A frame is exactly one length-prefixed message: bytes past the last field
+ * are malformed, as is any count, length or field that runs past the end.
+ */
+const T_PACKETS = 0x70 // 'p'
+const T_ACKS = 0x61 // 'a'
+const T_ERROR = 0x65 // 'e'
+const R_ACCEPTED = 0
+const R_REJECTED = 1
+const R_RETRY = 2
+const HEAD = 7
+/** code and reason are cut to these many UTF-16 units on encode (fits u8 / u16 bytes) */
+const CODE_CHARS = 64
+const REASON_CHARS = 16_000
+
+const utf8 = new TextEncoder()
+const fromUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 function bad (msg: string): never {
   throw new MalformedFrameError(`malformed frame: ${msg}`)
 }
 
-function isObj (v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array)
-}
-
-function batchNo (v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) bad('batch number must be a non-negative integer')
-  return v
-}
-
-function ackResult (v: unknown): AckResult {
-  if (!isObj(v) || typeof v.i !== 'string') bad('ack result needs a packet id')
-  if (typeof v.s === 'number' && Number.isSafeInteger(v.s)) return { i: v.i, s: v.s }
-  if (typeof v.c === 'string' && typeof v.m === 'string') {
-    return v.r === true ? { i: v.i, c: v.c, m: v.m, r: true } : { i: v.i, c: v.c, m: v.m }
+/** A bounds-checked cursor over one frame. */
+class Reader {
+  private readonly view: DataView
+  pos = 0
+  constructor (readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   }
-  return bad('ack result needs a seq or a code and reason')
+
+  private need (n: number, what: string): void {
+    if (this.pos + n > this.bytes.byteLength) bad(`${what} runs past the end of the frame`)
+  }
+
+  u8 (what: string): number { this.need(1, what); return this.bytes[this.pos++] }
+  u16 (what: string): number { this.need(2, what); const v = this.view.getUint16(this.pos); this.pos += 2; return v }
+  u32 (what: string): number { this.need(4, what); const v = this.view.getUint32(this.pos); this.pos += 4; return v }
+
+  /** `n` bytes as a view of the frame (no copy). */
+  take (n: number, what: string): Uint8Array {
+    this.need(n, what)
+    const out = this.bytes.subarray(this.pos, this.pos + n)
+    this.pos += n
+    return out
+  }
+
+  str (len: number, what: string): string {
+    const raw = this.take(len, what)
+    try {
+      return fromUtf8.decode(raw)
+    } catch {
+      return bad(`${what} is not UTF-8`)
+    }
+  }
+
+  end (): void {
+    if (this.pos !== this.bytes.byteLength) bad(`${this.bytes.byteLength - this.pos} bytes after the last field`)
+  }
 }
 
-function packetsFrame (o: Obj): Frame {
-  const p = o.p
-  if (!Array.isArray(p) || p.length === 0 || p.length > MAX_PACKETS_PER_FRAME) bad(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
-  if (!p.every((x) => x instanceof Uint8Array)) bad('packets must be byte strings')
-  return { t: 'p', b: batchNo(o.b), p: p as Uint8Array[] }
+function packetsFrame (r: Reader): Frame {
+  const b = r.u32('batch number')
+  const n = r.u16('packet count')
+  if (n === 0 || n > MAX_PACKETS_PER_FRAME) bad(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets, not ${n}`)
+  const p = new Array<Uint8Array>(n)
+  for (let k = 0; k < n; k++) p[k] = r.take(r.u32('packet length'), `packet ${k}`)
+  r.end()
+  return { t: 'p', b, p }
 }
 
-function ackFrame (o: Obj): Frame {
-  const r = o.r
-  if (!Array.isArray(r) || r.length > MAX_PACKETS_PER_FRAME) bad('an ack frame carries a list of results')
-  return { t: 'a', b: batchNo(o.b), r: r.map(ackResult) }
+function ackResult (r: Reader, k: number): AckResult {
+  const kind = r.u8(`result ${k}`)
+  if (kind === R_ACCEPTED) {
+    const hi = r.u32(`seq of result ${k}`)
+    const lo = r.u32(`seq of result ${k}`)
+    if (hi > 0x1f_ffff) bad(`seq of result ${k} exceeds 2^53-1`)
+    return { s: hi * 0x1_0000_0000 + lo }
+  }
+  if (kind !== R_REJECTED && kind !== R_RETRY) bad(`result ${k} has unknown kind ${kind}`)
+  const c = r.str(r.u8(`code of result ${k}`), `code of result ${k}`)
+  const m = r.str(r.u16(`reason of result ${k}`), `reason of result ${k}`)
+  if (c === '') bad(`result ${k} has an empty code`)
+  return kind === R_RETRY ? { c, m, r: true } : { c, m }
 }
 
+function ackFrame (r: Reader): Frame {
+  const b = r.u32('batch number')
+  const n = r.u16('result count')
+  if (n > MAX_PACKETS_PER_FRAME) bad(`an ack frame carries at most ${MAX_PACKETS_PER_FRAME} results, not ${n}`)
+  const results = new Array<AckResult>(n)
+  for (let k = 0; k < n; k++) results[k] = ackResult(r, k)
+  r.end()
+  return { t: 'a', b, r: results }
+}
+
+function errorFrame (r: Reader): Frame {
+  const c = r.str(r.u8('error code'), 'error code')
+  const m = r.str(r.u16('error reason'), 'error reason')
+  r.end()
+  if (c === '') bad('error frame has an empty code')
+  return { t: 'e', c, m }
+}
+
+/** Decode one frame; packets are views of `bytes` (not copies). */
 export function decodeFrame (bytes: Uint8Array): Frame {
   if (bytes.byteLength > MAX_FRAME_BYTES) bad(`frame of ${bytes.byteLength} bytes exceeds ${MAX_FRAME_BYTES}`)
-  let v: unknown
-  try {
-    v = cbor.decode(bytes)
-  } catch {
-    bad('not DAG-CBOR')
+  const r = new Reader(bytes)
+  const t = r.u8('frame type')
+  switch (t) {
+    case T_PACKETS: return packetsFrame(r)
+    case T_ACKS: return ackFrame(r)
+    case T_ERROR: return errorFrame(r)
+    default: return bad(`unknown frame type 0x${t.toString(16).padStart(2, '0')}`)
   }
-  if (!isObj(v)) bad('not a map')
-  switch (v.t) {
-    case 'p': return packetsFrame(v)
-    case 'a': return ackFrame(v)
-    case 'e':
-      if (typeof v.c !== 'string' || typeof v.m !== 'string') bad('error frame needs code and reason')
-      return { t: 'e', c: v.c, m: v.m }
-    default: return bad(`unknown frame type ${String(v.t)}`)
+}
+
+function checkBatch (b: number): void {
+  if (!Number.isInteger(b) || b < 0 || b > MAX_BATCH) throw new RangeError(`batch number ${b} is not a u32`)
+}
+
+/** One packet frame: a single allocation, each packet copied in once. */
+export function encodePacketsFrame (b: number, packets: readonly Uint8Array[]): Uint8Array {
+  checkBatch(b)
+  if (packets.length === 0 || packets.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
+  let size = HEAD
+  for (const p of packets) size += 4 + p.byteLength
+  const out = Buffer.allocUnsafe(size) // every byte is written below
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  out[0] = T_PACKETS
+  view.setUint32(1, b)
+  view.setUint16(5, packets.length)
+  let pos = HEAD
+  for (const p of packets) {
+    view.setUint32(pos, p.byteLength)
+    out.set(p, pos + 4)
+    pos += 4 + p.byteLength
   }
+  return out
+}
+
+interface Text { code: Uint8Array, reason: Uint8Array }
+
+function texts (c: string, m: string): Text {
+  return { code: utf8.encode(c.slice(0, CODE_CHARS)), reason: utf8.encode(m.slice(0, REASON_CHARS)) }
+}
+
+function putText (out: Uint8Array, view: DataView, pos: number, t: Text): number {
+  out[pos] = t.code.byteLength
+  out.set(t.code, pos + 1)
+  pos += 1 + t.code.byteLength
+  view.setUint16(pos, t.reason.byteLength)
+  out.set(t.reason, pos + 2)
+  return pos + 2 + t.reason.byteLength
+}
+
+/** One ack frame; accepted results cost 9 bytes each. */
+export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8Array {
+  checkBatch(b)
+  if (results.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`an ack frame carries at most ${MAX_PACKETS_PER_FRAME} results`)
+  const rejected: Array<Text | undefined> = new Array(results.length)
+  let size = HEAD
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k]
+    if ('s' in r) {
+      if (!Number.isSafeInteger(r.s) || r.s < 0) throw new RangeError(`seq ${r.s} is not a non-negative safe integer`)
+      size += 9
+    } else {
+      const t = texts(r.c, r.m)
+      rejected[k] = t
+      size += 4 + t.code.byteLength + t.reason.byteLength
+    }
+  }
+  const out = Buffer.allocUnsafe(size) // every byte is written below
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  out[0] = T_ACKS
+  view.setUint32(1, b)
+  view.setUint16(5, results.length)
+  let pos = HEAD
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k]
+    if ('s' in r) {
+      out[pos] = R_ACCEPTED
+      view.setUint32(pos + 1, Math.floor(r.s / 0x1_0000_0000))
+      view.setUint32(pos + 5, r.s >>> 0)
+      pos += 9
+    } else {
+      out[pos] = r.r === true ? R_RETRY : R_REJECTED
+      pos = putText(out, view, pos + 1, rejected[k] as Text)
+    }
+  }
+  return out
+}
+
+export function encodeErrorFrame (c: string, m: string): Uint8Array {
+  const t = texts(c, m)
+  const out = new Uint8Array(1 + 3 + t.code.byteLength + t.reason.byteLength)
+  out[0] = T_ERROR
+  putText(out, new DataView(out.buffer), 1, t)
+  return out
 }
 
 export function encodeFrame (frame: Frame): Uint8Array {
-  return cbor.encode(frame)
+  switch (frame.t) {
+    case 'p': return encodePacketsFrame(frame.b, frame.p)
+    case 'a': return encodeAckFrame(frame.b, frame.r)
+    case 'e': return encodeErrorFrame(frame.c, frame.m)
+  }
 }

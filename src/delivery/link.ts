@@ -2,11 +2,11 @@ import * as lp from 'it-length-prefixed'
 import { pushable, type Pushable } from 'it-pushable'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
-import { errorMessage } from '../util/errors.js'
+import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
-import { MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodeFrame, type AckResult } from './frame.js'
+import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
 
 export interface LinkEvents {
   /** entries the remote host accepted (durable in the target inbox) */
@@ -166,23 +166,25 @@ export class PeerLink {
   private async onAck (batch: number, results: AckResult[], gen: number): Promise<void> {
     const entries = this.inflight.get(batch)
     if (entries === undefined || gen !== this.generation) return
+    // one result per packet, in the order of the frame
+    if (results.length !== entries.length) throw new MalformedFrameError(`malformed frame: ack of batch ${batch} has ${results.length} results for ${entries.length} packets`)
     this.inflight.delete(batch)
     this.stalls = 0
     this.armAckTimer(gen)
-    const byId = new Map(entries.map((e) => [e.packetId, e]))
     const delivered: OutboxEntry[] = []
-    const rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> = []
+    let rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> | undefined
     let retry = false
-    for (const r of results) {
-      const entry = byId.get(r.i)
-      if (entry === undefined) continue
-      if ('s' in r) delivered.push(entry)
+    for (let k = 0; k < results.length; k++) {
+      const r = results[k]
+      if ('s' in r) delivered.push(entries[k])
       else if (r.r === true) retry = true
-      else rejected.push({ entry, code: r.c, reason: r.m })
+      else (rejected ??= []).push({ entry: entries[k], code: r.c, reason: r.m })
     }
-    if (delivered.length > 0) this.attempts = 0
-    this.deps.events.delivered(delivered).catch((err) => this.deps.log(`link ${this.peerId.toString()}: marking delivered failed: ${errorMessage(err)}`))
-    await this.deps.events.rejected(rejected)
+    if (delivered.length > 0) {
+      this.attempts = 0
+      this.deps.events.delivered(delivered).catch((err) => this.deps.log(`link ${this.peerId.toString()}: marking delivered failed: ${errorMessage(err)}`))
+    }
+    if (rejected !== undefined) await this.deps.events.rejected(rejected)
     if (retry) { this.fail(gen); return }
     void this.pump()
   }
@@ -209,9 +211,9 @@ export class PeerLink {
   private async nextEntries (): Promise<OutboxEntry[]> {
     if (!this.fromStore) return this.takePending()
     const dropped = this.dropped
-    const listed = await this.deps.outbox.list(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS)
-    if (listed.length < FRAME_PACKETS && dropped === this.dropped && this.adopt(listed)) return this.takePending()
-    return frameOf(listed)
+    const { entries, complete } = await this.deps.outbox.listFrame(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS, FRAME_BYTES)
+    if (complete && dropped === this.dropped && this.adopt(entries)) return this.takePending()
+    return entries
   }
 
   /**
@@ -244,10 +246,11 @@ export class PeerLink {
   }
 
   private send (entries: OutboxEntry[]): void {
-    const b = this.nextBatch++
+    const b = this.nextBatch
+    this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
     this.inflight.set(b, entries)
     this.lastSentKey = entries[entries.length - 1].key
-    this.out?.push(encodeFrame({ t: 'p', b, p: entries.map((e) => e.packet) }))
+    this.out?.push(encodePacketsFrame(b, entries.map((e) => e.packet)))
     if (this.ackTimer === undefined) this.armAckTimer(this.generation)
   }
 

@@ -7,7 +7,7 @@ import type { AppendItem, InboxStore } from '../store/inbox.js'
 import { InboxFullError, errorCode, errorMessage } from '../util/errors.js'
 import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
-import { MAX_FRAME_BYTES, decodeFrame, encodeFrame, type AckResult } from './frame.js'
+import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, type AckResult } from './frame.js'
 
 export interface Denial { code: string, reason: string, retry?: boolean }
 
@@ -68,7 +68,7 @@ export class PacketReceiver {
         acks = acks.then(async () => {
           const results = await done
           pending--
-          out.push(encodeFrame({ t: 'a', b: frame.b, r: results }))
+          out.push(encodeAckFrame(frame.b, results))
         })
         // a sender that ignores its window cannot make this host buffer without bound
         if (pending >= RECEIVER_PENDING_FRAMES) await acks
@@ -78,7 +78,7 @@ export class PacketReceiver {
     } catch (err) {
       this.deps.log(`packet stream from ${remote}: ${errorMessage(err)}`)
       await acks.catch(() => {})
-      out.push(encodeFrame({ t: 'e', c: errorCode(err), m: errorMessage(err) }))
+      out.push(encodeErrorFrame(errorCode(err), errorMessage(err)))
       out.end()
       setTimeout(() => stream.abort(new Error('protocol error')), 100).unref()
     } finally {
@@ -99,14 +99,14 @@ export class PacketReceiver {
     try {
       packet = decodePacket(bytes)
     } catch (err) {
-      return { result: { i: idHint(bytes), c: errorCode(err), m: errorMessage(err) } }
+      return { result: { c: errorCode(err), m: errorMessage(err) } }
     }
-    if (retryBlocked.has(packet.to)) return { result: { i: packet.id, c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true } }
+    if (retryBlocked.has(packet.to)) return { result: { c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true } }
     const denial = await this.deps.admit(packet, remote)
     if (denial !== null) {
       if (denial.retry === true) retryBlocked.add(packet.to)
       else this.deps.onDenied?.(packet, denial)
-      return { result: { i: packet.id, c: denial.code, m: denial.reason, ...(denial.retry === true ? { r: true } : {}) } }
+      return { result: { c: denial.code, m: denial.reason, ...(denial.retry === true ? { r: true } : {}) } }
     }
     return { item: { nodeId: packet.to, packetId: packet.id, packet: bytes } }
   }
@@ -118,18 +118,12 @@ export class PacketReceiver {
     return slots.map((s) => {
       if (s.result !== undefined) return s.result
       const r = appended[k++]
-      const id = (s.item as AppendItem).packetId
       if ('error' in r) {
         // a full inbox is temporary (the sender retries); a stale packet is refused for good
         const { code, message, name } = r.error
-        return name === InboxFullError.name ? { i: id, c: code, m: message, r: true } : { i: id, c: code, m: message }
+        return name === InboxFullError.name ? { c: code, m: message, r: true } : { c: code, m: message }
       }
-      return { i: id, s: r.seq }
+      return { s: r.seq }
     })
   }
-}
-
-/** Best effort packet id for a reject of undecodable bytes. */
-function idHint (bytes: Uint8Array): string {
-  return `undecodable-${bytes.byteLength}`
 }

@@ -73,7 +73,7 @@ export class Committer {
     if (this.writing || this.queue.length === 0) return
     this.writing = true
     const waiters = this.take()
-    const ops = waiters.flatMap((w) => w.ops)
+    const ops = waiters.length === 1 ? waiters[0].ops : concatOps(waiters)
     this.queuedOps -= ops.length
     const sync = this.mode !== 'none'
     try {
@@ -92,19 +92,68 @@ export class Committer {
     }
   }
 
+  /**
+   * Write now, beside the queue, never synced: for operations that no caller
+   * waits on for a guarantee and whose loss in an OS crash is harmless (the
+   * removal of outbox entries the receiver already holds: if it is lost, the
+   * entries are resent and dropped there as duplicates). They are ordered
+   * after everything already written; a later synced batch also makes them
+   * durable (one log).
+   */
+  async writeUnsynced (ops: WriteOp[]): Promise<void> {
+    if (ops.length === 0) return
+    const write = this.db.batch(ops, { sync: false })
+    this.unsynced.add(write)
+    try {
+      await write
+      this.stats.batches++
+      this.stats.ops += ops.length
+    } finally {
+      this.unsynced.delete(write)
+    }
+  }
+
+  /** unsynced writes in flight (drain waits for them too) */
+  private readonly unsynced = new Set<Promise<void>>()
+
   /** Operations queued and not yet written. */
   get backlog (): number { return this.queuedOps }
 
-  /** Resolves when everything queued so far is written. */
+  /** Resolves when everything queued so far, and every unsynced write in flight, is written. */
   async drain (): Promise<void> {
+    if (this.unsynced.size > 0) await Promise.allSettled([...this.unsynced])
     if (this.queue.length === 0 && !this.writing) return
     await this.write([])
   }
 }
 
-/** A BatchTarget over a LevelDB (level's batch options carry `sync` untyped). */
+function concatOps (waiters: Waiter[]): WriteOp[] {
+  const ops: WriteOp[] = []
+  for (const w of waiters) for (const op of w.ops) ops.push(op)
+  return ops
+}
+
+/** classic-level's own batch (abstract-level's implementation hook), not in its public types */
+interface NativeBatch { _batch?: (ops: WriteOp[], options: { sync: boolean }) => Promise<void> }
+
+/**
+ * A BatchTarget over a LevelDB. While the store is open, batches go straight
+ * to classic-level's `_batch`: the public `batch()` first clones every
+ * operation, runs the key/value encoders (identities here: keys are utf8
+ * strings and values Uint8Arrays, both native to classic-level) and the
+ * hooks (none are used), which cost more CPU per operation than the native
+ * write itself (measured: 13-15 µs of CPU per operation through `batch()`,
+ * 4-6 µs through `_batch`, 600 B puts, unsynced). Otherwise (opening,
+ * closing, closed) the public path gives its usual errors.
+ */
 export function batchTarget (db: RawDb): BatchTarget {
-  return { batch: async (ops, options) => { await db.batch(ops, options as object) } }
+  const native = (db as unknown as NativeBatch)._batch
+  return {
+    batch: async (ops, options) => {
+      if (native !== undefined && db.status === 'open') await native.call(db, ops, { sync: options.sync })
+      else await db.batch(ops, options as object)
+    }
+  }
 }
 
 export async function openDb (path: string): Promise<RawDb> {

@@ -65,10 +65,32 @@ const ENTRY_FORMAT = 1
 const ENTRY_HEADER = 9
 
 export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {
-  const out = new Uint8Array(ENTRY_HEADER + packet.byteLength)
-  new DataView(out.buffer).setFloat64(1, received)
+  // every byte is written: no zero fill; small values come from Node's buffer pool
+  const out = Buffer.allocUnsafe(ENTRY_HEADER + packet.byteLength)
   out[0] = ENTRY_FORMAT
+  out.writeDoubleBE(received, 1)
   out.set(packet, ENTRY_HEADER)
+  return out
+}
+
+/** `{"nodeId":…,"seq":` of the last node a dedup value was made for */
+const dedupHead = { nodeId: '', bytes: Buffer.alloc(0) }
+
+/**
+ * The `d!` value: the JSON `{"nodeId":…,"seq":N}` (the bytes of
+ * toJsonBytes({ nodeId, seq })), built from a cached head and the seq's digits.
+ */
+export function encodeDedupValue (nodeId: string, seq: number): Uint8Array {
+  if (dedupHead.nodeId !== nodeId) {
+    dedupHead.nodeId = nodeId
+    dedupHead.bytes = Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
+  }
+  const head = dedupHead.bytes
+  const digits = String(seq)
+  const out = Buffer.allocUnsafe(head.byteLength + digits.length + 1)
+  out.set(head, 0)
+  out.write(digits, head.byteLength, 'latin1')
+  out[out.byteLength - 1] = 0x7d // }
   return out
 }
 
@@ -144,37 +166,65 @@ export class InboxStore extends EventEmitter {
     this.recent.set(packetId, where)
     if (this.recent.size > RECENT_IDS) {
       const oldest = this.recent.keys().next()
-      if (oldest.done !== true) this.recent.delete(oldest.value)
+      if (oldest.done !== true) {
+        this.recent.delete(oldest.value)
+        if (this.floor !== undefined && oldest.value > this.floor) this.floor = oldest.value
+      }
     }
+  }
+
+  /**
+   * Every stored id that `recent` does not hold sorts at or below `floor`
+   * (string order, the order of the `d!` keys): it starts as the greatest id
+   * in the store when this process first appends, and rises to each id that
+   * falls out of `recent`. Senders mint ids in increasing order, so a new
+   * packet's id sorts above it and is known to be new without a store read;
+   * only resends of older ids are looked up.
+   */
+  private floor?: string
+
+  private async loadFloor (): Promise<string> {
+    if (this.floor !== undefined) return this.floor
+    let floor = ''
+    for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: DEDUP_PREFIX + '\xff', reverse: true, limit: 1 })) floor = key.slice(DEDUP_PREFIX.length)
+    this.floor ??= floor
+    return this.floor
   }
 
   /**
    * The stored location of each id that memory cannot answer, read from the
    * store in one getMany. Ids queued by other appends are left to `seen`.
+   * Runs under the append lock (no id becomes durable while the floor loads).
    */
   private async lookup (items: AppendItem[]): Promise<Lookup> {
-    const ids = [...new Set(items.map((i) => i.packetId).filter((id) => !this.recent.has(id) && !this.pendingIds.has(id)))]
-    const found = new Map<string, Where>()
-    if (ids.length > 0) {
-      const values = await this.db.getMany(ids.map((id) => DEDUP_PREFIX + id))
-      values.forEach((v, k) => { if (v !== undefined) found.set(ids[k], fromJsonBytes<Where>(v)) })
+    const floor = await this.loadFloor()
+    const checked = new Set<string>()
+    const ask: string[] = []
+    for (const { packetId: id } of items) {
+      if (checked.has(id) || this.recent.has(id) || this.pendingIds.has(id)) continue
+      checked.add(id)
+      if (id <= floor) ask.push(id)
     }
-    return { checked: new Set(ids), found }
+    const found = new Map<string, Where>()
+    if (ask.length > 0) {
+      const values = await this.db.getMany(ask.map((id) => DEDUP_PREFIX + id))
+      values.forEach((v, k) => { if (v !== undefined) found.set(ask[k], fromJsonBytes<Where>(v)) })
+    }
+    return { checked, found }
   }
 
-  /** A duplicate check: the seq of an already stored message id, if any. */
-  private async seen (packetId: string, own: Promise<void>, looked: Lookup): Promise<Where | undefined> {
+  /**
+   * A duplicate check: the seq of an already stored message id, if any.
+   * Answered synchronously when memory or the lookup knows (the common case).
+   */
+  private seen (packetId: string, own: Promise<void>, looked: Lookup): Where | undefined | Promise<Where | undefined> {
     const pending = this.pendingIds.get(packetId)
-    if (pending !== undefined) {
-      if (pending.done !== own) await pending.done
-      return pending
-    }
+    if (pending !== undefined) return pending.done === own ? pending : pending.done.then(() => pending)
     const known = this.recent.get(packetId)
     if (known !== undefined) return known
     if (looked.checked.has(packetId)) return looked.found.get(packetId)
     // queued by another append when looked up, settled since: ask the store
-    const bytes = await this.db.get(DEDUP_PREFIX + packetId)
-    return bytes === undefined ? undefined : fromJsonBytes<Where>(bytes)
+    return this.db.get(DEDUP_PREFIX + packetId).then((bytes) => bytes === undefined ? undefined : fromJsonBytes<Where>(bytes))
   }
 
   /** Append packets; resolves once all are durable, one result per item, in order. */
@@ -208,7 +258,8 @@ export class InboxStore extends EventEmitter {
     const fresh: Fresh[] = []
     const looked = await this.lookup(items)
     for (const item of items) {
-      const prior = await this.seen(item.packetId, done, looked)
+      const check = this.seen(item.packetId, done, looked)
+      const prior = check instanceof Promise ? await check : check
       if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
       const stale = this.staleness(item.packetId, now)
       if (stale !== undefined) { results.push({ error: stale }); continue }
@@ -226,7 +277,7 @@ export class InboxStore extends EventEmitter {
       const value = encodeInboxValue(now, item.packet)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
       if (this.watchers.has(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
-      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: toJsonBytes({ nodeId: item.nodeId, seq }) })
+      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: encodeDedupValue(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
     }
@@ -339,7 +390,8 @@ export class InboxStore extends EventEmitter {
         if (seq > keepFrom && received >= olderThan) break
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.write(ops) }
+      // unsynced: a deletion lost in a crash leaves acked entries to be pruned again
+      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.writeUnsynced(ops) }
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }
@@ -358,7 +410,8 @@ export class InboxStore extends EventEmitter {
       for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: before, limit: PRUNE_CHUNK })) {
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) await this.committer.write(ops)
+      // unsynced: an id whose deletion is lost is only remembered longer
+      await this.committer.writeUnsynced(ops)
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }

@@ -7,6 +7,8 @@ const EXPIRY_PREFIX = 'e!'
 const DEAD_PREFIX = 'x!'
 /** entries deleted per retention step */
 const PRUNE_CHUNK = 5000
+/** keys of settled (delivered or dead) entries remembered, so most settles need no store read */
+export const SETTLED_KEYS = 8192
 
 export interface OutboxEntry {
   /** store key: o!<destPeer>!<enqueue seq, 16 hex digits> */
@@ -50,16 +52,28 @@ const HEADER_FIXED = 12
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
 
+/** UTF-8 of the last string seen (sender and target node ids repeat from one send to the next). */
+class LastEncoded {
+  private text = ''
+  private bytes = new Uint8Array(0)
+  of (s: string): Uint8Array {
+    if (s !== this.text) { this.text = s; this.bytes = utf8.encode(s) }
+    return this.bytes
+  }
+}
+const lastTo = new LastEncoded()
+const lastFrom = new LastEncoded()
+
 export function encodeEntryValue (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
   const id = utf8.encode(packetId)
-  const t = utf8.encode(to)
-  const f = utf8.encode(from)
+  const t = lastTo.of(to)
+  const f = lastFrom.of(from)
   if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
   const head = HEADER_FIXED + id.length + t.length + f.length
-  const out = new Uint8Array(head + packet.byteLength)
-  const view = new DataView(out.buffer)
+  // every byte is written: no zero fill; small values come from Node's buffer pool
+  const out = Buffer.allocUnsafe(head + packet.byteLength)
   out[0] = ENTRY_FORMAT
-  view.setFloat64(1, exp)
+  out.writeDoubleBE(exp, 1)
   out[9] = id.length
   out[10] = t.length
   out[11] = f.length
@@ -129,6 +143,20 @@ export class OutboxStore {
   private nextSeq = 1
   /** remove/kill run one at a time, so an entry is settled exactly once */
   private settling: Promise<void> = Promise.resolve()
+  /**
+   * Whether an entry is still queued, mostly without a store read. `epoch`
+   * counts settles whose write completed; every entry handed out is tagged
+   * with the epoch at which it was staged or at which the store read that
+   * returned it began, so it cannot hold a key settled at or before that
+   * epoch. `settled` holds the keys of the latest settles (key -> epoch) and
+   * holds every key settled at an epoch >= `coveredFrom`. An entry tagged
+   * r with r + 1 >= coveredFrom is queued iff its key is not in `settled`;
+   * older entries are checked in the store.
+   */
+  private epoch = 0
+  private coveredFrom = 1
+  private readonly settled = new Map<string, number>()
+  private readonly epochOf = new WeakMap<OutboxEntry, number>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
 
@@ -171,11 +199,15 @@ export class OutboxStore {
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
+    const value = encodeEntryValue(packetId, to, from, exp, packet)
     const ops: WriteOp[] = [
-      { type: 'put', key, value: encodeEntryValue(packetId, to, from, exp, packet) },
+      { type: 'put', key, value },
       { type: 'put', key: expiryKey(exp, key), value: EMPTY }
     ]
-    return { ops, entry: { key, dest, packetId, to, from, exp, packet } }
+    // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength) }
+    this.epochOf.set(entry, this.epoch)
+    return { ops, entry }
   }
 
   /** Undo a reservation whose write failed. */
@@ -183,12 +215,41 @@ export class OutboxStore {
     this.depth.set(dest, Math.max(0, this.depthOf(dest) - 1))
   }
 
+  /** An entry read from the store by a read that began at `epoch`. */
+  private read (key: string, value: Uint8Array, epoch: number): OutboxEntry {
+    const e = toEntry(key, value)
+    this.epochOf.set(e, epoch)
+    return e
+  }
+
   async list (dest: string, afterKey: string | undefined, limit: number): Promise<OutboxEntry[]> {
     const out: OutboxEntry[] = []
+    const epoch = this.epoch
     for await (const [key, value] of scan(this.db, `${OUTBOX_PREFIX}${dest}!`, { after: afterKey, limit })) {
-      out.push(toEntry(key, value))
+      out.push(this.read(key, value, epoch))
     }
     return out
+  }
+
+  /**
+   * The next frame's worth of entries after `afterKey`: at most `limit`
+   * entries and, past the first, at most `maxBytes` of packets. `complete`
+   * says the read reached the end of the queue (as of its snapshot), so
+   * nothing older than what it returned is left unread. Values past the
+   * budget are not read (large packets: a frame of 16 x 64 KiB used to read
+   * 256 x 64 KiB and drop the rest).
+   */
+  async listFrame (dest: string, afterKey: string | undefined, limit: number, maxBytes: number): Promise<{ entries: OutboxEntry[], complete: boolean }> {
+    const entries: OutboxEntry[] = []
+    let bytes = 0
+    const epoch = this.epoch
+    for await (const [key, value] of scan(this.db, `${OUTBOX_PREFIX}${dest}!`, { after: afterKey, limit: limit + 1 })) {
+      const e = this.read(key, value, epoch)
+      if (entries.length === limit || (entries.length > 0 && bytes + e.packet.byteLength > maxBytes)) return { entries, complete: false }
+      entries.push(e)
+      bytes += e.packet.byteLength
+    }
+    return { entries, complete: true }
   }
 
   private async settle<T> (fn: () => Promise<T>): Promise<T> {
@@ -197,11 +258,36 @@ export class OutboxStore {
     return await run
   }
 
-  /** Of these entries, the ones still queued (not yet delivered or dead). */
-  private async present<T extends { key: string }> (items: T[]): Promise<T[]> {
-    if (items.length === 0) return []
-    const values = await this.db.getMany(items.map((i) => i.key))
-    return items.filter((_, k) => values[k] !== undefined)
+  /**
+   * Of these entries, which are still queued (not yet delivered or dead):
+   * answered from `settled` where it can be; otherwise read through the
+   * expiry index, whose key is put and deleted in the same batch as the
+   * entry's and whose value is empty (the packets are not copied out).
+   */
+  private async present (entries: OutboxEntry[]): Promise<boolean[]> {
+    const out = new Array<boolean>(entries.length)
+    const ask: number[] = []
+    for (let k = 0; k < entries.length; k++) {
+      const r = this.epochOf.get(entries[k])
+      if (r !== undefined && r + 1 >= this.coveredFrom) out[k] = !this.settled.has(entries[k].key)
+      else ask.push(k)
+    }
+    if (ask.length > 0) {
+      const values = await this.db.getMany(ask.map((k) => expiryKey(entries[k].exp, entries[k].key)))
+      ask.forEach((k, n) => { out[k] = values[n] !== undefined })
+    }
+    return out
+  }
+
+  /** A settle's write completed: remember its keys (bounded). */
+  private noteSettled (keys: string[]): void {
+    const epoch = ++this.epoch
+    for (const key of keys) this.settled.set(key, epoch)
+    while (this.settled.size > SETTLED_KEYS) {
+      const [key, at] = this.settled.entries().next().value as [string, number]
+      this.settled.delete(key)
+      if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
+    }
   }
 
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {
@@ -209,14 +295,22 @@ export class OutboxStore {
     ops.push({ type: 'del', key: entry.key }, { type: 'del', key: expiryKey(entry.exp, entry.key) })
   }
 
-  /** Delivered: remove the entries (a crash before this lands means a resend, which the receiver drops as a duplicate). */
+  /**
+   * Delivered: remove the entries. Not synced, and not queued behind the
+   * group commit, so no `send` waits for it: a removal lost in a crash only
+   * means the entries are resent after the restart, and the receiver, which
+   * acked them from a synced batch, drops them as duplicates by message id
+   * (test/delivery/crash.test.ts).
+   */
   async remove (entries: OutboxEntry[]): Promise<number> {
     if (entries.length === 0) return 0
     return await this.settle(async () => {
-      const live = await this.present(entries)
+      const found = await this.present(entries)
+      const live = entries.filter((_, k) => found[k])
       const ops: WriteOp[] = []
       for (const e of live) this.forget(e, ops)
-      if (ops.length > 0) await this.committer.write(ops)
+      await this.committer.writeUnsynced(ops)
+      if (live.length > 0) this.noteSettled(live.map((e) => e.key))
       return live.length
     })
   }
@@ -229,7 +323,8 @@ export class OutboxStore {
   async kill (items: Doomed[], commit?: KillCommit): Promise<Doomed[]> {
     if (items.length === 0) return []
     return await this.settle(async () => {
-      const live = (await this.present(items.map((d) => ({ key: d.entry.key, d })))).map((x) => x.d)
+      const found = await this.present(items.map((d) => d.entry))
+      const live = items.filter((_, k) => found[k])
       if (live.length === 0) return []
       const ops: WriteOp[] = []
       const at = Date.now()
@@ -240,6 +335,7 @@ export class OutboxStore {
       }
       if (commit !== undefined) await commit(ops, live)
       else await this.committer.write(ops)
+      this.noteSettled(live.map((d) => d.entry.key))
       this.deadCount += live.length
       return live
     })
@@ -252,6 +348,7 @@ export class OutboxStore {
    */
   async expired (now: number, limit: number, skip: (entry: OutboxEntry) => boolean = () => false): Promise<OutboxEntry[]> {
     const keys: string[] = []
+    const epoch = this.epoch
     for await (const ikey of this.db.keys({ gt: EXPIRY_PREFIX, lt: EXPIRY_PREFIX + hex(now + 1, 12) })) {
       keys.push(ikey.slice(ikey.indexOf('!', EXPIRY_PREFIX.length) + 1))
       if (keys.length >= limit * 4) break
@@ -262,7 +359,7 @@ export class OutboxStore {
     for (let k = 0; k < keys.length && out.length < limit; k++) {
       const v = values[k]
       if (v === undefined) continue
-      const e = toEntry(keys[k], v)
+      const e = this.read(keys[k], v, epoch)
       if (!skip(e)) out.push(e)
     }
     return out
@@ -283,7 +380,8 @@ export class OutboxStore {
       for await (const key of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + hex(before, 12), limit: PRUNE_CHUNK })) {
         ops.push({ type: 'del', key })
       }
-      if (ops.length > 0) await this.committer.write(ops)
+      // unsynced: a dead letter whose deletion is lost is pruned again next time
+      await this.committer.writeUnsynced(ops)
       this.deadCount = Math.max(0, this.deadCount - ops.length)
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total

@@ -14,12 +14,20 @@ export function ulidTimePrefix (ms: number): string {
   return out
 }
 
+/** char code -> digit value (either case), -1 outside the alphabet */
+const DIGIT = new Int8Array(128).fill(-1)
+for (let d = 0; d < ALPHABET.length; d++) {
+  DIGIT[ALPHABET.charCodeAt(d)] = d
+  DIGIT[ALPHABET.toLowerCase().charCodeAt(d)] = d
+}
+
 /** The creation time (ms) encoded in a ULID, or NaN when it is not one. */
 export function ulidTime (id: string): number {
   if (id.length < TIME_LEN) return NaN
   let t = 0
   for (let i = 0; i < TIME_LEN; i++) {
-    const d = ALPHABET.indexOf(id[i].toUpperCase())
+    const c = id.charCodeAt(i)
+    const d = c < 128 ? DIGIT[c] : -1
     if (d < 0) return NaN
     t = t * 32 + d
   }

@@ -2,6 +2,7 @@
 // or duplicated (ARCHITECTURE §5, issue 3).
 import { strict as assert } from 'node:assert'
 import type { ControlClient } from '../../src/control/client.js'
+import { openDb } from '../../src/store/db.js'
 import { waitFor } from '../utils/hosts.js'
 import { duplicates, inboxOnDisk, inboxRows, perPairOrdered, sendSeq, startPair, status, waitGone, type Pair } from './helpers.js'
 
@@ -124,4 +125,71 @@ describe('delivery - kill -9 mid-stream', function () {
     assert.ok(perPairOrdered(rows.map((r) => r.payload.text ?? '')), 'per-pair FIFO across the crash')
     assert.deepEqual(rows.map((r) => r.seq), rows.map((_, i) => i + 1))
   })
+
+  it('sender killed right after acks, its outbox removals lost (unsynced, as after a power cut): the restarted sender resends them and the receiver holds each packet exactly once', async () => {
+    pair = await startPair()
+    const { a, b } = pair
+    // 30 packets durable in a's outbox while b is away
+    await b.stop()
+    clients = [await a.client()]
+    const sent = await sendSeq(clients[0], 'alice', 'bob', Array.from({ length: 30 }, (_, k) => `alice ${k}`))
+    clients[0].close()
+    clients = []
+    a.kill9()
+    await waitGone(a.pid)
+    // the queue entries as they were synced at send time (what a lost removal leaves behind)
+    const snapshot = await outboxOnDisk(a.home)
+    assert.equal(snapshot.filter(([k]) => k.startsWith('o!')).length, 30)
+    await b.start()
+    await a.start()
+    await waitFor(async () => (await inboxRows(b, 'bob')).length >= 30 || undefined, 60_000, 'the backlog to arrive')
+    await waitFor(async () => (await status(a)).outbox.queued === 0 || undefined, 20_000, 'the acks to remove the backlog')
+    // ten more, and kill -9 the sender the moment the receiver holds them (acks on the wire or just in)
+    clients = [await a.client()]
+    await sendSeq(clients[0], 'alice', 'bob', Array.from({ length: 10 }, (_, k) => `alice ${30 + k}`), sent)
+    await waitFor(async () => (await inboxRows(b, 'bob')).length >= 40 || undefined, 20_000, 'the ten to arrive')
+    a.kill9()
+    clients[0].close()
+    clients = []
+    await waitGone(a.pid)
+    await restoreOnDisk(a.home, snapshot)
+    const queued = (await outboxOnDisk(a.home)).filter(([k]) => k.startsWith('o!')).length
+    assert.ok(queued >= 30, `the 30 removals are undone on disk (${queued} queued)`)
+
+    await a.start()
+    await waitFor(async () => (await status(a)).outbox.queued === 0 || undefined, 60_000, 'the restarted sender to resend and drain its outbox')
+    const st = await status(a)
+    assert.equal(st.outbox.dead, 0, 'every resend was acked (as a duplicate), none refused')
+    const rows = await inboxRows(b, 'bob')
+    assert.equal(rows.length, 40, 'no packet stored twice')
+    assert.deepEqual(duplicates(rows.map((r) => r.id)), [])
+    assert.deepEqual(new Set(rows.map((r) => r.id)), new Set(sent), 'exactly the packets sent')
+    assert.deepEqual(rows.map((r) => r.seq), rows.map((_, i) => i + 1))
+    assert.deepEqual(rows.map((r) => r.payload.text), sent.map((_, k) => `alice ${k}`), 'in send order')
+    assert.deepEqual(await inboxRows(a, 'alice'), [], 'no ERROR notice at the sender')
+  })
 })
+
+/** The outbox queue and expiry index of a stopped host, straight from its LevelDB. */
+async function outboxOnDisk (home: string): Promise<Array<[string, Uint8Array]>> {
+  const db = await openDb(`${home}/store`)
+  try {
+    const out: Array<[string, Uint8Array]> = []
+    for (const prefix of ['o!', 'e!']) {
+      for await (const [k, v] of db.iterator({ gt: prefix, lt: prefix + '\xff' })) out.push([k, v])
+    }
+    return out
+  } finally {
+    await db.close()
+  }
+}
+
+/** Put entries back into a stopped host's LevelDB (synced). */
+async function restoreOnDisk (home: string, entries: Array<[string, Uint8Array]>): Promise<void> {
+  const db = await openDb(`${home}/store`)
+  try {
+    await db.batch(entries.map(([key, value]) => ({ type: 'put' as const, key, value })), { sync: true } as object)
+  } finally {
+    await db.close()
+  }
+}

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
-import { InboxStore, type AppendResult } from '../../src/store/inbox.js'
+import { Committer, batchTarget, fromJsonBytes, openDb, toJsonBytes, type RawDb } from '../../src/store/db.js'
+import { InboxStore, decodeInboxValue, encodeDedupValue, encodeInboxValue, type AppendResult } from '../../src/store/inbox.js'
 import { ulidTime, ulidTimePrefix } from '../../src/store/ulid-time.js'
 import { ulid } from '../../src/util/ulid.js'
 
@@ -73,6 +73,59 @@ describe('store - InboxStore', () => {
     await reopen()
     assert.deepEqual(await inbox.append([{ nodeId: A, packetId: id, packet: bytes('after restart') }]), [{ seq: 1, duplicate: true }])
     assert.deepEqual((await inbox.read(A, 0, 10)).map((e) => text(e.packet)), ['one'])
+  })
+
+  it('dedup - ids out of mint order, resent after a reopen, or past the in-memory id memory (16,384) are still found in the store; new ids below them are stored', async () => {
+    const now = Date.now()
+    const high = idAt(now, 'ZZZZZZZZZZZZZZZZ')
+    const low = idAt(now - 1000)
+    const r1 = await inbox.append([{ nodeId: A, packetId: high, packet: bytes('high') }, { nodeId: A, packetId: low, packet: bytes('low') }])
+    assert.deepEqual(seqs(r1), [1, 2])
+    await reopen()
+    const r2 = await inbox.append([
+      { nodeId: A, packetId: low, packet: bytes('low again') },
+      { nodeId: A, packetId: high, packet: bytes('high again') },
+      { nodeId: A, packetId: idAt(now - 500), packet: bytes('new, below the newest stored id') }
+    ])
+    assert.deepEqual(r2, [{ seq: 2, duplicate: true }, { seq: 1, duplicate: true }, { seq: 3, duplicate: false }])
+    // push the first ids out of the in-memory memory of stored ids
+    await reopen(100_000)
+    const many = Array.from({ length: 16_400 }, () => ulid())
+    for (let k = 0; k < many.length; k += 2000) {
+      await inbox.append(many.slice(k, k + 2000).map((id) => ({ nodeId: B, packetId: id, packet: bytes('x') })))
+    }
+    const again = await inbox.append([
+      { nodeId: B, packetId: many[0], packet: bytes('resent') },
+      { nodeId: B, packetId: many[15], packet: bytes('resent') },
+      { nodeId: A, packetId: low, packet: bytes('resent') },
+      { nodeId: B, packetId: many[many.length - 1], packet: bytes('resent') },
+      { nodeId: B, packetId: ulid(), packet: bytes('fresh') }
+    ])
+    assert.deepEqual(again, [
+      { seq: 1, duplicate: true },
+      { seq: 16, duplicate: true },
+      { seq: 2, duplicate: true },
+      { seq: 16_400, duplicate: true },
+      { seq: 16_401, duplicate: false }
+    ])
+    assert.equal((await inbox.info(B)).last, 16_401)
+    assert.deepEqual((await inbox.read(A, 0, 10)).map((e) => text(e.packet)), ['high', 'low', 'new, below the newest stored id'])
+  })
+
+  it('values - inbox values round trip from pooled buffers; dedup values are byte for byte the JSON of {nodeId, seq}', () => {
+    for (const size of [0, 1, 600, 70_000]) {
+      const packet = new Uint8Array(size).map((_, i) => i % 251)
+      const v = decodeInboxValue(encodeInboxValue(1_700_000_000_123.5, packet))
+      assert.equal(v.r, 1_700_000_000_123.5)
+      assert.deepEqual([...v.p], [...packet])
+    }
+    for (const nodeId of [A, B, A, 'did:key:"quoted"\\ünï']) {
+      for (const seq of [0, 7, 1_000_000, Number.MAX_SAFE_INTEGER]) {
+        const v = encodeDedupValue(nodeId, seq)
+        assert.deepEqual([...v], [...toJsonBytes({ nodeId, seq })])
+        assert.deepEqual(fromJsonBytes(v), { nodeId, seq })
+      }
+    }
   })
 
   it('dedup window - ids older than the window are refused as STALE_PACKET; pruneDedup forgets exactly those and leaves the id generator alone', async () => {

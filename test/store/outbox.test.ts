@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
-import { OutboxStore } from '../../src/store/outbox.js'
+import { OutboxStore, SETTLED_KEYS } from '../../src/store/outbox.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const P1 = '12D3KooWPeerOne'
@@ -106,5 +106,76 @@ describe('store - OutboxStore', () => {
     assert.equal(await outbox.pruneDead(d.at + 1), 1)
     assert.equal(outbox.totals().dead, 0)
     assert.deepEqual(await outbox.deadLetters(10), [])
+  })
+
+  it('listFrame - stops at the entry count or the byte budget (the first entry always fits) and says whether it reached the end of the queue', async () => {
+    for (const t of ['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee']) await enqueue(P1, t)
+    await enqueue(P2, 'zzzz')
+    const all = await outbox.listFrame(P1, undefined, 10, 1000)
+    assert.deepEqual(all.entries.map((e) => text(e.packet)), ['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee'])
+    assert.equal(all.complete, true)
+    const exact = await outbox.listFrame(P1, undefined, 5, 1000)
+    assert.equal(exact.entries.length, 5)
+    assert.equal(exact.complete, true, 'exactly `limit` left: the read saw the end')
+    const byCount = await outbox.listFrame(P1, undefined, 2, 1000)
+    assert.deepEqual(byCount.entries.map((e) => text(e.packet)), ['aaaa', 'bbbb'])
+    assert.equal(byCount.complete, false)
+    const byBytes = await outbox.listFrame(P1, all.entries[0].key, 10, 9)
+    assert.deepEqual(byBytes.entries.map((e) => text(e.packet)), ['bbbb', 'cccc'])
+    assert.equal(byBytes.complete, false)
+    const oversized = await outbox.listFrame(P1, all.entries[2].key, 10, 1)
+    assert.deepEqual(oversized.entries.map((e) => text(e.packet)), ['dddd'], 'one entry over the budget still makes a frame')
+    assert.equal(oversized.complete, false)
+    const tail = await outbox.listFrame(P1, all.entries[4].key, 10, 1000)
+    assert.deepEqual(tail, { entries: [], complete: true })
+  })
+
+  it('remove - delivered entries are deleted in an unsynced write beside the group commit; gone after a reopen', async () => {
+    const syncs: boolean[] = []
+    const target = batchTarget(db)
+    committer = new Committer({ batch: async (ops, o) => { syncs.push(o.sync); await target.batch(ops, o) } }, 'batch')
+    outbox = new OutboxStore(db, committer, 100)
+    await outbox.load()
+    await enqueue(P1, 'a'); await enqueue(P1, 'b')
+    assert.deepEqual(syncs, [true, true])
+    const q = await outbox.list(P1, undefined, 10)
+    assert.equal(await outbox.remove(q), 2)
+    assert.deepEqual(syncs, [true, true, false])
+    assert.equal(outbox.depthOf(P1), 0)
+    assert.equal(await outbox.remove(q), 0, 'already removed: nothing written')
+    assert.deepEqual(syncs, [true, true, false])
+    await reopen()
+    assert.deepEqual(await outbox.list(P1, undefined, 10), [])
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 0, byDestination: {} })
+    assert.deepEqual(await outbox.expired(Date.now() + 3_600_000, 10), [], 'the expiry index went with them')
+  })
+
+  it('settle - an entry read before it was settled (a resend after a reconnect, a sweep racing an ack) is never settled twice, also once its key has left the in-memory record', async () => {
+    await reopen(100_000)
+    await enqueue(P1, 'a'); await enqueue(P1, 'b'); await enqueue(P1, 'c')
+    const early = await outbox.list(P1, undefined, 10) // read before any settle
+    const [a, b, c] = await outbox.list(P1, undefined, 10)
+    assert.equal(await outbox.remove([a]), 1)
+    assert.equal(await outbox.remove([early[0]]), 0, 'the removed entry, read earlier, is not removed again')
+    assert.deepEqual(await outbox.kill([{ entry: early[0], code: 'TTL_EXPIRED', reason: 'late' }]), [], 'nor killed')
+    assert.equal((await outbox.kill([{ entry: b, code: 'NO_GRANT', reason: 'no' }])).length, 1)
+    assert.equal(await outbox.remove([early[1]]), 0, 'a dead entry read earlier is not removed')
+    assert.equal(outbox.depthOf(P1), 1)
+    assert.equal(outbox.totals().dead, 1)
+    // settle more keys than are remembered: the early copies are then checked in the store
+    const ops = []
+    for (let k = 0; k < SETTLED_KEYS + 10; k++) ops.push(...outbox.prepare(P2, ulid(), 'did:key:zTo', 'bob', 'did:key:zFrom', Date.now() + 60_000, bytes(`m${k}`)))
+    await committer.write(ops)
+    const bulk = await outbox.list(P2, undefined, SETTLED_KEYS + 10)
+    for (let k = 0; k < bulk.length; k += 1000) assert.equal(await outbox.remove(bulk.slice(k, k + 1000)), Math.min(1000, bulk.length - k))
+    assert.equal(outbox.depthOf(P2), 0)
+    assert.equal(await outbox.remove(bulk.slice(0, 5)), 0, 'settled long ago: the store says so')
+    assert.equal(await outbox.remove([early[0], early[1]]), 0)
+    assert.deepEqual(await outbox.kill([{ entry: early[0], code: 'TTL_EXPIRED', reason: 'late' }]), [])
+    assert.equal(await outbox.remove([early[2]]), 1, 'still queued: removed (answered by the store)')
+    assert.equal(await outbox.remove([c]), 0)
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 1, byDestination: {} })
+    await reopen()
+    assert.deepEqual(outbox.totals(), { queued: 0, dead: 1, byDestination: {} })
   })
 })

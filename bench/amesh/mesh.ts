@@ -8,6 +8,8 @@ import type { BenchContext } from '../lib/types.js'
 
 /** how long a new host may take to exchange cards with its parent (a loaded machine is slow) */
 const JOIN_TIMEOUT = 90_000
+/** after this long without the parent's card, a host joins its parent again */
+const REJOIN_AFTER = 30_000
 
 export function nodeName (i: number): string { return `n${i}` }
 
@@ -45,11 +47,13 @@ export class Mesh {
       this.hosts.push(...started)
       await Promise.all(started.map(async (d, k) => { await d.ensureNode(nodeName(start + k)) }))
     }
+    const missing: string[] = []
     await Promise.all(this.hosts.slice(Math.max(1, from)).map(async (d, k) => {
       const i = Math.max(1, from) + k
-      await d.waitKnows(nodeName(parentOf(i)), JOIN_TIMEOUT)
-      await this.hosts[parentOf(i)].waitKnows(nodeName(i), JOIN_TIMEOUT)
+      if (!await this.joined(i)) missing.push(`n${i} and its parent n${parentOf(i)}`)
     }))
+    if (this.rejoined.length > 0) this.ctx.log(`re-joined by hand (the bootstrap dial or card exchange had failed): ${this.rejoined.join(', ')}`)
+    if (missing.length > 0) throw new Error(`not joined within ${JOIN_TIMEOUT} ms: ${missing.join(', ')}`)
   }
 
   /** CPU the hosts used together over `ms` (in % of one core), per host: the costliest first. */
@@ -61,6 +65,32 @@ export class Mesh {
     const seconds = (nowMs() - t0) / 1000
     const perHost = after.map((a, i) => (a - before[i]) / seconds)
     return { total: perHost.reduce((a, b) => a + b, 0), perHost: [...perHost].sort((a, b) => b - a) }
+  }
+
+  /** Hosts the mesh had to join to their parent by hand (`join`), as an operator would. */
+  readonly rejoined: string[] = []
+
+  /**
+   * Host i and its parent know each other's node. On a loaded machine the
+   * bootstrap dial or the card exchange can fail every retry: after
+   * REJOIN_AFTER the host joins its parent again (`amesh join`), once.
+   */
+  private async joined (i: number): Promise<boolean> {
+    const d = this.hosts[i]
+    const parent = this.hosts[parentOf(i)]
+    const knows = async (timeout: number): Promise<boolean> => {
+      try {
+        await d.waitKnows(nodeName(parentOf(i)), timeout)
+        await parent.waitKnows(nodeName(i), timeout)
+        return true
+      } catch {
+        return false
+      }
+    }
+    if (await knows(REJOIN_AFTER)) return true
+    this.rejoined.push(nodeName(i))
+    await d.control.call('join', { addr: parent.addr }).catch(() => undefined)
+    return await knows(JOIN_TIMEOUT - REJOIN_AFTER)
   }
 
   async stop (): Promise<void> {

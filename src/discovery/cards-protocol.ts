@@ -8,6 +8,8 @@ import type { Directory } from './directory.js'
 export const CARDS_PROTOCOL = '/amesh/cards/1.0.0'
 const MAX_MESSAGE = 4 * 1024 * 1024
 const TIMEOUT = 5000
+/** How often connected peers whose cards never came through on their connection (an exchange that failed every retry) are asked again, ms. */
+export const CATCH_UP_INTERVAL = 30_000
 
 interface CardsMessage { cards: unknown[] }
 
@@ -57,7 +59,13 @@ export class CardExchange {
   async start (): Promise<void> {
     await this.libp2p.handle(CARDS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
     this.libp2p.addEventListener('peer:disconnect', this.onDisconnect)
-    this.libp2p.addEventListener('stop', () => this.libp2p.removeEventListener('peer:disconnect', this.onDisconnect), { once: true })
+    // on a loaded machine the exchange run on identify can fail all its retries: catch up later (a no-op once all are exchanged)
+    const catchUp = setInterval(() => { void this.exchangeUnexchanged() }, CATCH_UP_INTERVAL)
+    catchUp.unref()
+    this.libp2p.addEventListener('stop', () => {
+      clearInterval(catchUp)
+      this.libp2p.removeEventListener('peer:disconnect', this.onDisconnect)
+    }, { once: true })
   }
 
   private async serve (stream: Stream, connection: Connection): Promise<void> {

@@ -54,9 +54,12 @@ export class Discovery {
   private tableAtPublish = 0
   /** a publish of some local node failed (it is tried again when the next DHT peer appears) */
   private publishFailed = false
+  private gossipPending?: NodeJS.Timeout
+  private lastGossip = 0
   private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
-    if (!evt.detail.protocols.includes(DHT_PROTOCOL) || !this.peerPublishDue()) return
-    this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
+    if (!evt.detail.protocols.includes(DHT_PROTOCOL)) return
+    if (this.peerPublishDue()) this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
+    else this.scheduleGossip()
   }
 
   private readonly onCard = (vc: VerifiedCard): void => { void this.learnAddrs(vc) }
@@ -88,6 +91,7 @@ export class Discovery {
     this.stopped = true
     for (const t of this.timers) clearInterval(t)
     clearTimeout(this.pending)
+    clearTimeout(this.gossipPending)
     this.gossip?.stop()
     this.host.directory.off('card', this.onCard)
     this.host.libp2p.removeEventListener('peer:identify', this.onIdentify)
@@ -103,11 +107,28 @@ export class Discovery {
    * doubled since it started (the first peers of a lone host, a mesh growing
    * around it).
    * In a formed mesh every connection a lookup opens is a DHT peer's arrival:
-   * republishing on each (every PUBLISH_SPACING, on every host) kept idle
-   * meshes busy; the periodic republish covers the rest.
+   * republishing to the DHT on each (every PUBLISH_SPACING, on every host)
+   * kept idle meshes busy; the cards are gossiped again instead, and the
+   * periodic republish covers the DHT.
    */
   private peerPublishDue (): boolean {
     return this.publishFailed || this.tableAtPublish === 0 || this.routingTableSize() >= 2 * this.tableAtPublish
+  }
+
+  /**
+   * A peer arrived but no DHT publish is due: gossip the local cards again
+   * (cheap: one message each through the gossip mesh, which the new peer may
+   * have just joined), coalesced and at most every PUBLISH_SPACING.
+   */
+  private scheduleGossip (): void {
+    if (this.gossip === undefined || this.gossipPending !== undefined || this.stopped) return
+    this.gossipPending = setTimeout(() => {
+      this.gossipPending = undefined
+      if (this.stopped || this.host.libp2p.status !== 'started') return
+      this.lastGossip = Date.now()
+      for (const node of this.host.nodes.list()) void this.gossip?.publish(this.host.cards.cardOf(node))
+    }, Math.max(this.settle, this.lastGossip + PUBLISH_SPACING - Date.now()))
+    this.gossipPending.unref()
   }
 
   private every (ms: number, fn: () => void): void {
@@ -144,6 +165,7 @@ export class Discovery {
         do {
           this.again = false
           this.lastPublish = Date.now()
+          this.lastGossip = this.lastPublish
           this.tableAtPublish = this.routingTableSize()
           this.publishFailed = false
           await Promise.all(this.host.nodes.list().map(async (n) => await this.publishNode(n)))

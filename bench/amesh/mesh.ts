@@ -1,13 +1,28 @@
 // A sparse mesh of hosts for T7/T8: host i > 0 is bootstrapped to host
 // floor((i - 1) / 2) only (a binary tree: each host has at most 3 direct
 // peers to begin with). Host i serves node n<i>.
+import { readFile } from 'node:fs/promises'
 import { Daemon, startMany, stopAll } from '../lib/daemon.js'
+import { nowMs } from '../lib/stats.js'
 import type { BenchContext } from '../lib/types.js'
 
 /** how long a new host may take to exchange cards with its parent (a loaded machine is slow) */
 const JOIN_TIMEOUT = 90_000
+/** after this long without the parent's card, a host joins its parent again */
+const REJOIN_AFTER = 30_000
 
 export function nodeName (i: number): string { return `n${i}` }
+
+/** CPU time (user + system) a process used so far, in clock ticks (1/100 s), from /proc/<pid>/stat. */
+async function cpuTicks (pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
 export function parentOf (i: number): number { return Math.floor((i - 1) / 2) }
 
 export class Mesh {
@@ -32,11 +47,50 @@ export class Mesh {
       this.hosts.push(...started)
       await Promise.all(started.map(async (d, k) => { await d.ensureNode(nodeName(start + k)) }))
     }
+    const missing: string[] = []
     await Promise.all(this.hosts.slice(Math.max(1, from)).map(async (d, k) => {
       const i = Math.max(1, from) + k
-      await d.waitKnows(nodeName(parentOf(i)), JOIN_TIMEOUT)
-      await this.hosts[parentOf(i)].waitKnows(nodeName(i), JOIN_TIMEOUT)
+      if (!await this.joined(i)) missing.push(`n${i} and its parent n${parentOf(i)}`)
     }))
+    if (this.rejoined.length > 0) this.ctx.log(`re-joined by hand (the bootstrap dial or card exchange had failed): ${this.rejoined.join(', ')}`)
+    if (missing.length > 0) throw new Error(`not joined within ${JOIN_TIMEOUT} ms: ${missing.join(', ')}`)
+  }
+
+  /** CPU the hosts used together over `ms` (in % of one core), per host: the costliest first. */
+  async cpuOver (ms: number): Promise<{ total: number, perHost: number[] }> {
+    const before = await Promise.all(this.hosts.map(async (d) => await cpuTicks(d.pid)))
+    const t0 = nowMs()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    const after = await Promise.all(this.hosts.map(async (d) => await cpuTicks(d.pid)))
+    const seconds = (nowMs() - t0) / 1000
+    const perHost = after.map((a, i) => (a - before[i]) / seconds)
+    return { total: perHost.reduce((a, b) => a + b, 0), perHost: [...perHost].sort((a, b) => b - a) }
+  }
+
+  /** Hosts the mesh had to join to their parent by hand (`join`), as an operator would. */
+  readonly rejoined: string[] = []
+
+  /**
+   * Host i and its parent know each other's node. On a loaded machine the
+   * bootstrap dial or the card exchange can fail every retry: after
+   * REJOIN_AFTER the host joins its parent again (`amesh join`), once.
+   */
+  private async joined (i: number): Promise<boolean> {
+    const d = this.hosts[i]
+    const parent = this.hosts[parentOf(i)]
+    const knows = async (timeout: number): Promise<boolean> => {
+      try {
+        await d.waitKnows(nodeName(parentOf(i)), timeout)
+        await parent.waitKnows(nodeName(i), timeout)
+        return true
+      } catch {
+        return false
+      }
+    }
+    if (await knows(REJOIN_AFTER)) return true
+    this.rejoined.push(nodeName(i))
+    await d.control.call('join', { addr: parent.addr }).catch(() => undefined)
+    return await knows(JOIN_TIMEOUT - REJOIN_AFTER)
   }
 
   async stop (): Promise<void> {

@@ -1,5 +1,5 @@
 import * as lp from 'it-length-prefixed'
-import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import type { SignedAgentCard } from './card.js'
@@ -8,6 +8,8 @@ import type { Directory } from './directory.js'
 export const CARDS_PROTOCOL = '/amesh/cards/1.0.0'
 const MAX_MESSAGE = 4 * 1024 * 1024
 const TIMEOUT = 5000
+/** How often connected peers whose cards never came through on their connection (an exchange that failed every retry) are asked again, ms. */
+export const CATCH_UP_INTERVAL = 30_000
 
 interface CardsMessage { cards: unknown[] }
 
@@ -31,34 +33,88 @@ async function writeOne (stream: Stream, msg: CardsMessage): Promise<void> {
  * Direct card exchange between connected hosts: each side sends the signed
  * cards of its local nodes and receives the other's. Used on connect and when
  * a local node appears; the DHT serves hosts that are not connected.
+ *
+ * Each host remembers, per peer, the connection on which cards last went both
+ * ways (whichever side opened the stream). After that, card updates arrive by
+ * gossip and by the exchange a host runs when one of its nodes appears, so a
+ * resolver asks a peer again only on a new connection (`exchangeUnexchanged`),
+ * and concurrent resolvers share the exchange already in flight with a peer.
  */
 export class CardExchange {
+  /** peer id -> id of the connection cards were last exchanged on */
+  private readonly exchangedOn = new Map<string, string>()
+  /** peer id -> the exchange running with it (the latest one started) */
+  private readonly inFlight = new Map<string, Promise<number>>()
+  /** peer id -> exchanges that peer opened with this host (while connected) */
+  private readonly servedFrom = new Map<string, number>()
+  private readonly onDisconnect = (evt: CustomEvent<PeerId>): void => {
+    const peer = evt.detail.toString()
+    this.exchangedOn.delete(peer)
+    this.servedFrom.delete(peer)
+  }
+
   constructor (private readonly libp2p: Libp2p, private readonly directory: Directory,
     private readonly localCards: () => SignedAgentCard[], private readonly log: Logger) {}
 
   async start (): Promise<void> {
-    await this.libp2p.handle(CARDS_PROTOCOL, ({ stream }) => { void this.serve(stream) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
+    await this.libp2p.handle(CARDS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
+    this.libp2p.addEventListener('peer:disconnect', this.onDisconnect)
+    // on a loaded machine the exchange run on identify can fail all its retries: catch up later (a no-op once all are exchanged)
+    const catchUp = setInterval(() => { void this.exchangeUnexchanged() }, CATCH_UP_INTERVAL)
+    catchUp.unref()
+    this.libp2p.addEventListener('stop', () => {
+      clearInterval(catchUp)
+      this.libp2p.removeEventListener('peer:disconnect', this.onDisconnect)
+    }, { once: true })
   }
 
-  private async serve (stream: Stream): Promise<void> {
+  private async serve (stream: Stream, connection: Connection): Promise<void> {
+    const peer = connection.remotePeer.toString()
+    this.servedFrom.set(peer, (this.servedFrom.get(peer) ?? 0) + 1)
     try {
       const msg = await readOne(stream)
       await writeOne(stream, { cards: this.localCards() })
       await this.learnAll(msg.cards)
+      this.exchangedOn.set(peer, connection.id)
     } catch (err) {
       this.log(`cards: serving failed: ${errorMessage(err)}`)
       stream.abort(new Error('cards exchange failed'))
     }
   }
 
-  /** Exchange cards with one peer; returns how many new cards were learnt. */
+  /** How many exchanges a connected peer has opened with this host (forgotten when it disconnects). */
+  servedCount (peer: string): number {
+    return this.servedFrom.get(peer) ?? 0
+  }
+
+  /** True when cards went both ways with this peer on a connection that is still open. */
+  exchangedWith (peer: PeerId): boolean {
+    const id = this.exchangedOn.get(peer.toString())
+    return id !== undefined && this.libp2p.getConnections(peer).some((c) => c.id === id)
+  }
+
+  /** Exchange cards with one peer now (a new exchange, even if one is in flight); returns how many new cards were learnt. */
   async exchange (peer: PeerId): Promise<number> {
+    const key = peer.toString()
+    const run = this.exchangeOnce(peer)
+    this.inFlight.set(key, run)
+    try {
+      return await run
+    } finally {
+      if (this.inFlight.get(key) === run) this.inFlight.delete(key)
+    }
+  }
+
+  private async exchangeOnce (peer: PeerId): Promise<number> {
     const signal = AbortSignal.timeout(TIMEOUT)
-    const stream = await this.libp2p.dialProtocol(peer, CARDS_PROTOCOL, { signal })
+    const connection = await this.libp2p.dial(peer, { signal })
+    const stream = await connection.newStream(CARDS_PROTOCOL, { signal })
     try {
       await writeOne(stream, { cards: this.localCards() })
       const reply = await readOne(stream)
-      return await this.learnAll(reply.cards)
+      const learnt = await this.learnAll(reply.cards)
+      this.exchangedOn.set(peer.toString(), connection.id)
+      return learnt
     } finally {
       await stream.close().catch(() => {})
     }
@@ -78,8 +134,21 @@ export class CardExchange {
 
   /** Exchange with every connected peer (best effort); `attempts` > 1 retries failed peers with backoff. */
   async exchangeAll (attempts = 1): Promise<number> {
-    const peers = this.libp2p.getPeers()
-    const counts = await Promise.all(peers.map(async (p) => await this.exchangeWithRetry(p, attempts).catch((err) => {
+    return await this.eachPeer(this.libp2p.getPeers(), async (p) => await this.exchangeWithRetry(p, attempts))
+  }
+
+  /**
+   * Exchange with the connected peers whose cards this host has not received
+   * on their current connection; an exchange already in flight with a peer is
+   * awaited rather than repeated. Best effort; returns how many new cards were learnt.
+   */
+  async exchangeUnexchanged (): Promise<number> {
+    const peers = this.libp2p.getPeers().filter((p) => !this.exchangedWith(p))
+    return await this.eachPeer(peers, async (p) => await (this.inFlight.get(p.toString()) ?? this.exchange(p)))
+  }
+
+  private async eachPeer (peers: PeerId[], run: (p: PeerId) => Promise<number>): Promise<number> {
+    const counts = await Promise.all(peers.map(async (p) => await run(p).catch((err) => {
       this.log(`cards: exchange with ${p.toString()} failed: ${errorMessage(err)}`)
       return 0
     })))

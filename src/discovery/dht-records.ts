@@ -3,6 +3,13 @@
 // peer's (already validated) record as a PEER_RESPONSE event: both are
 // collected, so a name record's claims can be merged across peers and a
 // collision seen even when peers disagree.
+//
+// Lookups do not run a query to its end when an answer is in hand (a full
+// `get` asks every one of the ~20 closest peers, dialling each): a lookup
+// stops once a few peers (CARD_RESPONDERS, NAME_RESPONDERS) answered with a
+// record, and takes the newest card or the union of the claims among them,
+// so one peer holding a stale card or a partial claim set does not decide
+// (trade-off in docs/DISCOVERY.md §4).
 
 import type { KadDHT } from '@libp2p/kad-dht'
 import type { Libp2p } from '@libp2p/interface'
@@ -15,6 +22,15 @@ import {
 
 /** Bound on one DHT query (get or put), ms. */
 export const DHT_QUERY_TIMEOUT = 20 * SECOND
+/** A card lookup stops once this many peers answered with a record. */
+export const CARD_RESPONDERS = 3
+/** A name lookup answers once this many peers answered with a record (or the query ended). */
+export const NAME_RESPONDERS = 3
+
+export interface ScanOptions {
+  /** stop the query once this many peers answered with a record (default: run it to its end) */
+  responders?: number
+}
 
 export class DhtRecords {
   constructor (private readonly libp2p: Libp2p, private readonly timeout = DHT_QUERY_TIMEOUT) {}
@@ -23,13 +39,24 @@ export class DhtRecords {
     return (this.libp2p as Libp2p<{ dht: KadDHT }>).services.dht
   }
 
-  /** Every distinct record value seen for a key: the local one, each peer's, and the chosen one. */
-  async values (key: Uint8Array): Promise<Uint8Array[]> {
+  /** DHT queries started by this host's lookups and publishes (get and put), for diagnostics and tests. */
+  queries = 0
+
+  /**
+   * Every distinct record value seen for a key: each peer's and the chosen
+   * one (the local record only when the query runs to its end).
+   */
+  async values (key: Uint8Array, opts: ScanOptions = {}): Promise<Uint8Array[]> {
     const seen = new Map<string, Uint8Array>()
+    const limit = opts.responders ?? Infinity
+    let responders = 0
+    this.queries++
     try {
       for await (const event of this.dht.get(key, { signal: AbortSignal.timeout(this.timeout) })) {
         const value = event.name === 'VALUE' ? event.value : event.name === 'PEER_RESPONSE' ? event.record?.value : undefined
-        if (value !== undefined) seen.set(Buffer.from(value).toString('base64'), value)
+        if (value === undefined) continue
+        seen.set(Buffer.from(value).toString('base64'), value)
+        if (event.name === 'PEER_RESPONSE' && ++responders >= limit) break
       }
     } catch {
       // not found, timed out or no peers: what was seen so far is the answer
@@ -39,6 +66,7 @@ export class DhtRecords {
 
   private async put (key: Uint8Array, value: Uint8Array): Promise<number> {
     let stored = 0
+    this.queries++
     for await (const event of this.dht.put(key, value, { signal: AbortSignal.timeout(this.timeout) })) {
       if (event.name === 'PEER_RESPONSE') stored++
     }
@@ -57,11 +85,15 @@ export class DhtRecords {
     return await this.put(key, encodeNameRecord(merged))
   }
 
-  /** The newest valid, unexpired card the DHT holds for a node id. */
-  async findCard (nodeId: string, now: number = Date.now()): Promise<VerifiedCard | undefined> {
+  /**
+   * The newest valid, unexpired card among the records of the first
+   * CARD_RESPONDERS peers that hold one (`responders` overrides; the whole
+   * query when fewer hold it).
+   */
+  async findCard (nodeId: string, now: number = Date.now(), responders = CARD_RESPONDERS): Promise<VerifiedCard | undefined> {
     const key = recordKey(nodeId)
     let best: VerifiedCard | undefined
-    for (const value of await this.values(key)) {
+    for (const value of await this.values(key, { responders })) {
       try {
         const vc = validateCardRecord(key, value, now)
         if (best === undefined || vc.issuedAt > best.issuedAt) best = vc
@@ -72,8 +104,8 @@ export class DhtRecords {
     return best
   }
 
-  /** Every live claim on a name, merged over all peers' records. */
-  async findName (name: string, now: number = Date.now()): Promise<NameResolution> {
-    return resolveName(name, await this.values(nameKey(name)), now)
+  /** Every live claim on a name, merged over the records of up to NAME_RESPONDERS peers (`responders` overrides). */
+  async findName (name: string, now: number = Date.now(), responders = NAME_RESPONDERS): Promise<NameResolution> {
+    return resolveName(name, await this.values(nameKey(name), { responders }), now)
   }
 }

@@ -1,11 +1,12 @@
 // The discovery engine of one host: publishes each local node's signed card
 // and name claim in the DHT (at start, when a node appears, when the first
-// DHT peers arrive, and periodically), gossips card updates, forgets expired
+// DHT peers arrive or multiply, and periodically), gossips card updates, forgets expired
 // cards, feeds card addresses to the peer store, and resolves names and node
 // ids through the DHT for hosts that are not connected.
 
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { IdentifyResult } from '@libp2p/interface'
+import type { IdentifyResult, Libp2p } from '@libp2p/interface'
+import type { SingleKadDHT } from '@libp2p/kad-dht'
 import type { Host } from '../host/host.js'
 import { DHT_PROTOCOL } from '../host/libp2p.js'
 import { isNodeId } from '../identity/node-key.js'
@@ -49,12 +50,24 @@ export class Discovery {
   private again = false
   private lastPublish = 0
   private stopped = false
+  /** DHT routing table size when the last publish started */
+  private tableAtPublish = 0
+  /** a publish of some local node failed (it is tried again when the next DHT peer appears) */
+  private publishFailed = false
+  private gossipPending?: NodeJS.Timeout
+  private lastGossip = 0
   private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
-    if (evt.detail.protocols.includes(DHT_PROTOCOL)) this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
+    if (!evt.detail.protocols.includes(DHT_PROTOCOL)) return
+    if (this.peerPublishDue()) this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
+    else this.scheduleGossip()
   }
 
   private readonly onCard = (vc: VerifiedCard): void => { void this.learnAddrs(vc) }
   private readonly settle: number
+  /** target -> the DHT lookup running for it: concurrent lookups of one target share it */
+  private readonly lookups = new Map<string, Promise<boolean>>()
+  /** DHT lookups this host ran (joined ones not counted), for diagnostics and tests */
+  lookupsRun = 0
 
   constructor (private readonly host: Host, private readonly opts: DiscoveryOptions = {}) {
     this.records = new DhtRecords(host.libp2p)
@@ -78,9 +91,44 @@ export class Discovery {
     this.stopped = true
     for (const t of this.timers) clearInterval(t)
     clearTimeout(this.pending)
+    clearTimeout(this.gossipPending)
     this.gossip?.stop()
     this.host.directory.off('card', this.onCard)
     this.host.libp2p.removeEventListener('peer:identify', this.onIdentify)
+  }
+
+  private routingTableSize (): number {
+    return (this.host.libp2p as Libp2p<{ dht: SingleKadDHT }>).services.dht.routingTable.size
+  }
+
+  /**
+   * Whether a DHT peer's arrival should trigger a publish: when the last
+   * publish failed, found no DHT peer, or the routing table has at least
+   * doubled since it started (the first peers of a lone host, a mesh growing
+   * around it).
+   * In a formed mesh every connection a lookup opens is a DHT peer's arrival:
+   * republishing to the DHT on each (every PUBLISH_SPACING, on every host)
+   * kept idle meshes busy; the cards are gossiped again instead, and the
+   * periodic republish covers the DHT.
+   */
+  private peerPublishDue (): boolean {
+    return this.publishFailed || this.tableAtPublish === 0 || this.routingTableSize() >= 2 * this.tableAtPublish
+  }
+
+  /**
+   * A peer arrived but no DHT publish is due: gossip the local cards again
+   * (cheap: one message each through the gossip mesh, which the new peer may
+   * have just joined), coalesced and at most every PUBLISH_SPACING.
+   */
+  private scheduleGossip (): void {
+    if (this.gossip === undefined || this.gossipPending !== undefined || this.stopped) return
+    this.gossipPending = setTimeout(() => {
+      this.gossipPending = undefined
+      if (this.stopped || this.host.libp2p.status !== 'started') return
+      this.lastGossip = Date.now()
+      for (const node of this.host.nodes.list()) void this.gossip?.publish(this.host.cards.cardOf(node))
+    }, Math.max(this.settle, this.lastGossip + PUBLISH_SPACING - Date.now()))
+    this.gossipPending.unref()
   }
 
   private every (ms: number, fn: () => void): void {
@@ -117,6 +165,9 @@ export class Discovery {
         do {
           this.again = false
           this.lastPublish = Date.now()
+          this.lastGossip = this.lastPublish
+          this.tableAtPublish = this.routingTableSize()
+          this.publishFailed = false
           await Promise.all(this.host.nodes.list().map(async (n) => await this.publishNode(n)))
         } while (this.again && !this.stopped)
       } finally {
@@ -135,6 +186,7 @@ export class Discovery {
       await this.records.putCard(card, node.record.id)
       await this.records.putClaim(claim)
     } catch (err) {
+      this.publishFailed = true
       this.host.log(`discovery: publishing ${node.record.name} failed: ${errorMessage(err)}`)
     }
   }
@@ -165,8 +217,23 @@ export class Discovery {
     return cards
   }
 
-  /** `host.lookup`: true when the DHT knew the target; a name claimed by several remote nodes is an error naming them. */
+  /**
+   * `host.lookup`: true when the DHT knew the target; a name claimed by
+   * several remote nodes is an error naming them. Concurrent lookups of one
+   * target share one DHT lookup.
+   */
   async lookup (target: string): Promise<boolean> {
+    let running = this.lookups.get(target)
+    if (running === undefined) {
+      const run = this.lookupOnce(target).finally(() => { if (this.lookups.get(target) === run) this.lookups.delete(target) })
+      this.lookups.set(target, run)
+      running = run
+    }
+    return await running
+  }
+
+  private async lookupOnce (target: string): Promise<boolean> {
+    this.lookupsRun++
     const local = this.host.libp2p.peerId.toString()
     let cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
     if (cards.length === 0) {

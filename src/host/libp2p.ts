@@ -40,6 +40,9 @@ function discoveries (opts: Libp2pOptions): Discovery[] {
   return list
 }
 
+/** How often libp2p's connection monitor pings each connection, ms (libp2p's default: 10 s). */
+export const CONNECTION_PING_INTERVAL = 60_000
+
 /**
  * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
  * Kademlia DHT (server mode, private addresses kept, amesh record validators
@@ -63,6 +66,13 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
       maxParallelDials: 100,
       dialTimeout: 10_000
     },
+    // libp2p pings every connection every 10 s by default: a new stream, a
+    // protocol negotiation and a peer-store write on both ends, which in a
+    // formed mesh of 30 hosts was most of what an idle daemon did. Yamux
+    // keep-alive already probes each connection every 30 s without a stream;
+    // the monitor stays on (it measures round trips and closes dead
+    // connections), just less often.
+    connectionMonitor: { pingInterval: CONNECTION_PING_INTERVAL },
     services: {
       identify: identify(),
       ping: ping({ maxInboundStreams: 256, maxOutboundStreams: 256 }),

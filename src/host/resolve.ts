@@ -17,19 +17,37 @@ function fromCache (host: Host, target: string): Target | undefined {
 }
 
 /**
- * Resolve a node name or id: local nodes, then cards already known, then a
- * fresh card exchange with connected hosts, then the DHT when it is running.
+ * The first attempt that yields a value; undefined when every attempt yielded
+ * none. The first failure (a name collision) is the answer unless a value came
+ * first; later outcomes are ignored (every attempt is observed, none goes unhandled).
+ */
+async function firstFound<T> (attempts: Array<Promise<T | undefined>>): Promise<T | undefined> {
+  return await new Promise((resolve, reject) => {
+    let pending = attempts.length
+    if (pending === 0) { resolve(undefined); return }
+    for (const attempt of attempts) {
+      attempt.then((v) => {
+        pending--
+        if (v !== undefined || pending === 0) resolve(v)
+      }, reject)
+    }
+  })
+}
+
+/**
+ * Resolve a node name or id: local nodes, then cards already known, then —
+ * at the same time — a card exchange with the connected hosts not yet
+ * exchanged with on their current connection and a DHT lookup (when the DHT
+ * runs); the first that yields the target answers. Concurrent resolves share
+ * the exchanges in flight and the DHT lookup of the same target.
  */
 export async function resolveTarget (host: Host, target: string): Promise<Target> {
   const cached = fromCache(host, target)
   if (cached !== undefined) return cached
-  await host.exchange.exchangeAll()
-  const fresh = fromCache(host, target)
-  if (fresh !== undefined) return fresh
-  const found = await host.lookup?.(target)
-  if (found !== undefined) {
-    const again = fromCache(host, target)
-    if (again !== undefined) return again
-  }
+  const attempts = [host.exchange.exchangeUnexchanged().then(() => fromCache(host, target))]
+  const lookup = host.lookup
+  if (lookup !== undefined) attempts.push(lookup(target).then(() => fromCache(host, target)))
+  const found = await firstFound(attempts)
+  if (found !== undefined) return found
   throw new UnknownNodeError(`unknown node: ${target} (no local node, no known card, and no connected host serves it)`)
 }

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { ZodError, type ZodType } from 'zod'
 import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { JsonBytes } from './json-bytes.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 
 /** requests of one control connection in progress before the daemon stops reading it */
@@ -14,7 +15,24 @@ export interface StreamSink {
   emit: (event: unknown) => Promise<void>
   /** several events in one socket write; resolves when the socket has room again */
   emitMany?: (events: unknown[]) => Promise<void>
+  /**
+   * `count` events written by `encode` (the JSON text of event k into `out`),
+   * in one socket write; resolves when the socket has room again
+   */
+  emitEncoded?: (count: number, encode: EncodeItem) => Promise<void>
   signal: AbortSignal
+}
+
+/** Writes the JSON text of item k (exactly one JSON value) into `out`. */
+export type EncodeItem = (k: number, out: JsonBytes) => void
+
+/**
+ * A call result that is a JSON array whose items the method encodes itself
+ * (straight into the reply bytes, see JsonBytes); the reply is the same as
+ * for an array of the values those texts are the JSON of.
+ */
+export class EncodedArray {
+  constructor (readonly count: number, readonly encode: EncodeItem, readonly sizeHint = 0) {}
 }
 
 export interface Method<P> {
@@ -88,7 +106,9 @@ export class ControlServer {
       if (m.stream !== undefined) {
         await this.runStream(socket, id, m, params, signal)
       } else if (m.call !== undefined) {
-        await write(socket, { id, result: await m.call(params) })
+        const result = await m.call(params)
+        if (result instanceof EncodedArray) await writeBytes(socket, encodeArrayReply(id, result))
+        else await write(socket, { id, result })
       }
     } catch (err) {
       await write(socket, { id, error: { code: errorCode(err), message: errorMessage(err) } }).catch(() => {})
@@ -98,7 +118,8 @@ export class ControlServer {
   private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
     const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
     const emitMany = async (events: unknown[]): Promise<void> => { await writeLines(socket, events.map((event) => JSON.stringify({ id, event }))) }
-    await m.stream?.(params, { emit, emitMany, signal })
+    const emitEncoded = async (count: number, encode: EncodeItem): Promise<void> => { await writeBytes(socket, encodeEvents(id, count, encode)) }
+    await m.stream?.(params, { emit, emitMany, emitEncoded, signal })
     if (!signal.aborted) await write(socket, { id, end: true })
   }
 }
@@ -134,11 +155,41 @@ async function write (socket: Socket, reply: Reply): Promise<void> {
   await writeLines(socket, [JSON.stringify(reply)])
 }
 
+/** Event lines {"id":N,"event":<item k>} for k < count, as bytes. */
+function encodeEvents (id: number, count: number, encode: EncodeItem): Buffer | undefined {
+  if (count === 0) return undefined
+  const out = new JsonBytes(count * 512)
+  const head = `{"id":${JSON.stringify(id)},"event":`
+  for (let k = 0; k < count; k++) {
+    out.ascii(head)
+    encode(k, out)
+    out.ascii('}\n')
+  }
+  return out.bytes()
+}
+
+/** The reply line {"id":N,"result":[<item 0>,<item 1>,...]} as bytes. */
+function encodeArrayReply (id: number, result: EncodedArray): Buffer {
+  const out = new JsonBytes(result.sizeHint > 0 ? result.sizeHint : result.count * 512 + 64)
+  out.ascii(`{"id":${JSON.stringify(id)},"result":[`)
+  for (let k = 0; k < result.count; k++) {
+    if (k > 0) out.byte(0x2c)
+    result.encode(k, out)
+  }
+  out.ascii(']}\n')
+  return out.bytes()
+}
+
 /** Write encoded reply lines in one socket write; resolves when the socket has room again. */
 async function writeLines (socket: Socket, lines: string[]): Promise<void> {
+  await writeBytes(socket, lines.length === 0 ? undefined : lines.join('\n') + '\n')
+}
+
+/** Write whole reply lines in one socket write; resolves when the socket has room again. */
+async function writeBytes (socket: Socket, data: string | Uint8Array | undefined): Promise<void> {
   if (socket.destroyed) throw new Error('control client went away')
-  if (lines.length === 0) return
-  const ok = socket.write(lines.join('\n') + '\n')
+  if (data === undefined) return
+  const ok = socket.write(data)
   if (ok) return
   await new Promise<void>((resolve, reject) => {
     const onDrain = (): void => { socket.off('close', onClose); resolve() }

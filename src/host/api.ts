@@ -1,10 +1,12 @@
 import { z } from 'zod'
-import { method, type MethodTable, type StreamSink } from '../control/server.js'
+import { EncodedArray, method, type MethodTable, type StreamSink } from '../control/server.js'
 import { PAYLOAD_FIELDS, PRIORITIES, ZONES } from '../packet/types.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Host } from './host.js'
 import { ensureNode } from './nodes.js'
 import { renderEntry } from './render.js'
+import { EntryJsonRenderer } from './render-json.js'
+import type { InboxEntry } from '../store/inbox.js'
 import { resolveTarget } from './resolve.js'
 import { sendMessage } from './send.js'
 import { hostStatus, nodeList } from './status.js'
@@ -35,7 +37,11 @@ const sendSchema = z.object({
   ttl_ms: z.number().int().positive().optional()
 }).strict()
 
-const FOLLOW_BATCH = 256
+/** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
+const FOLLOW_FIRST_PAGE = 256
+const FOLLOW_MIN_PAGE = 16
+const FOLLOW_MAX_PAGE = 4096
+const FOLLOW_PAGE_BYTES = 1024 * 1024
 
 function localNode (host: Host, n: string): string {
   const node = host.nodes.get(n)
@@ -43,7 +49,35 @@ function localNode (host: Host, n: string): string {
   return node.record.id
 }
 
-/** Replay everything after the cursor, then live packets, at the consumer's pace. */
+/** The next page size: about FOLLOW_PAGE_BYTES of packets like the ones just sent. */
+function nextPageSize (entries: InboxEntry[]): number {
+  let bytes = 0
+  for (const e of entries) bytes += e.packet.byteLength
+  const per = Math.max(1, bytes / entries.length)
+  return Math.min(FOLLOW_MAX_PAGE, Math.max(FOLLOW_MIN_PAGE, Math.floor(FOLLOW_PAGE_BYTES / per)))
+}
+
+/** Write one page of entries to the stream; resolves when the socket has room again. */
+async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string): Promise<void> {
+  if (sink.emitEncoded !== undefined) {
+    const render = new EntryJsonRenderer(label)
+    await sink.emitEncoded(entries.length, (k, out) => { render.write(entries[k], out) })
+    return
+  }
+  const events = entries.map((e) => renderEntry(e, label))
+  if (sink.emitMany !== undefined) await sink.emitMany(events)
+  else for (const ev of events) await sink.emit(ev)
+}
+
+/** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */
+interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Promise<void> }
+
+/**
+ * Replay everything after the cursor, then live packets, at the consumer's
+ * pace. While a full page is written the next one is read (at most two pages
+ * held: the one in the socket and the one read ahead); a page holds about
+ * FOLLOW_PAGE_BYTES. Once caught up, the loop waits for an append.
+ */
 async function follow (host: Host, nodeId: string, after: number, sink: StreamSink): Promise<void> {
   let cursor = after
   const label = (id: string): string => host.label(id)
@@ -53,18 +87,29 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
   // once caught up, new entries come from the inbox's in-memory tail, not a store read
   const unwatch = host.inbox.watch(nodeId)
   sink.signal.addEventListener('abort', () => wake?.())
+  const start = (from: number, limit: number): PageRead => {
+    // armed before the read starts, so an append during the read is not missed
+    const appended = new Promise<void>((resolve) => { wake = resolve })
+    return { entries: host.inbox.read(nodeId, from, limit), limit, appended }
+  }
   try {
+    let page = start(cursor, FOLLOW_FIRST_PAGE)
     while (!sink.signal.aborted) {
-      const waiting = new Promise<void>((resolve) => { wake = resolve })
-      const entries = await host.inbox.read(nodeId, cursor, FOLLOW_BATCH)
-      if (entries.length > 0) {
-        // one socket write per page; the next page is read once the socket has room
-        const events = entries.map((e) => renderEntry(e, label))
-        if (sink.emitMany !== undefined) await sink.emitMany(events)
-        else for (const ev of events) await sink.emit(ev)
-        cursor = entries[entries.length - 1].seq
+      const entries = await page.entries
+      if (entries.length === 0) {
+        await page.appended
+        page = start(cursor, page.limit)
+        continue
       }
-      if (entries.length < FOLLOW_BATCH) await waiting
+      cursor = entries[entries.length - 1].seq
+      const full = entries.length === page.limit
+      const limit = nextPageSize(entries)
+      const ahead = full ? start(cursor, limit) : undefined
+      ahead?.entries.catch(() => {}) // awaited next turn; not unhandled if this write fails first
+      await emitPage(sink, entries, label)
+      if (ahead !== undefined) { page = ahead; continue }
+      await page.appended
+      page = start(cursor, limit)
     }
   } finally {
     host.inbox.off('append', onAppend)
@@ -101,7 +146,12 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
         const entries = await host.inbox.read(id, after, p.limit ?? 1000)
-        return entries.map((e) => renderEntry(e, (x) => host.label(x)))
+        const label = (x: string): string => host.label(x)
+        let bytes = 64
+        for (const e of entries) bytes += e.packet.byteLength + 256
+        // encoded straight into the reply: the same JSON as the array of renderEntry objects
+        const render = new EntryJsonRenderer(label)
+        return new EncodedArray(entries.length, (k, out) => { render.write(entries[k], out) }, bytes)
       }
     }),
     'inbox.follow': method({

@@ -1,6 +1,5 @@
 import { z } from 'zod'
 import { EncodedArray, method, type MethodTable, type StreamSink } from '../control/server.js'
-import { PAYLOAD_FIELDS, PRIORITIES, ZONES } from '../packet/types.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Host } from './host.js'
 import { ensureNode } from './nodes.js'
@@ -9,6 +8,7 @@ import { EntryJsonRenderer } from './render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { resolveTarget } from './resolve.js'
 import { sendMessage } from './send.js'
+import { checkSendParams, sendSchema } from './send-params.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
@@ -17,25 +17,6 @@ import { mcpMethods } from './api-mcp.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
-
-const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, f === 'options' ? z.array(z.string()).optional() : z.string().optional()]))).strict()
-
-const sendSchema = z.object({
-  as: name,
-  to: name,
-  text: z.string().optional(),
-  signal: z.string().optional(),
-  payload: payloadSchema.optional(),
-  conversation_id: z.string().min(1).max(256).optional(),
-  in_reply_to: z.string().min(1).max(256).optional(),
-  session_id: z.string().min(1).max(256).optional(),
-  return_to: z.string().optional(),
-  priority: z.enum(PRIORITIES).optional(),
-  requires_reply: z.boolean().optional(),
-  zone: z.enum(ZONES).optional(),
-  files: z.array(z.string()).optional(),
-  ttl_ms: z.number().int().positive().optional()
-}).strict()
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
 const FOLLOW_FIRST_PAGE = 256
@@ -139,7 +120,7 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
         return { id: node.record.id, name: node.record.name }
       }
     }),
-    send: method({ params: sendSchema, call: async (p) => await sendMessage(host, p) }),
+    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await sendMessage(host, p) }),
     'inbox.read': method({
       params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict(),
       call: async (p) => {

@@ -135,12 +135,14 @@ describe('host - the byte renderer of inbox entries', () => {
 
   it('agrees with the object path on thousands of corrupted packets', () => {
     let seed = 42
-    const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n }
+    const rand = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return (seed >>> 16) % n }
     const sources = [packet({ from_name: 'ay', signal: 'ESCALATE', payload: { text: 'hé "x"\n', options: ['a'] }, priority: 'high', session_id: 's' }), packet({ from: B })].map((p) => encodePacket(p))
+    const r = new EntryJsonRenderer(label)
     for (let i = 0; i < 5000; i++) {
       const b = Buffer.from(sources[i % sources.length])
       for (let k = 1 + rand(3); k > 0; k--) b[rand(b.length)] = rand(256)
-      same(entry(b), `corruption ${i}`)
+      same(entry(b), `corruption ${i}`, r)
     }
+    assert.ok(r.fallbacks > 500 && r.fallbacks < 4500, `both paths were exercised (${r.fallbacks} fallbacks)`)
   })
 })

@@ -17,9 +17,10 @@ export interface StreamSink {
   emitMany?: (events: unknown[]) => Promise<void>
   /**
    * `count` events written by `encode` (the JSON text of event k into `out`),
-   * in one socket write; resolves when the socket has room again
+   * in one socket write (`sizeHint`: about how many bytes the events take);
+   * resolves when the socket has room again
    */
-  emitEncoded?: (count: number, encode: EncodeItem) => Promise<void>
+  emitEncoded?: (count: number, encode: EncodeItem, sizeHint?: number) => Promise<void>
   signal: AbortSignal
 }
 
@@ -124,7 +125,7 @@ export class ControlServer {
   private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
     const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
     const emitMany = async (events: unknown[]): Promise<void> => { await writeLines(socket, events.map((event) => JSON.stringify({ id, event }))) }
-    const emitEncoded = async (count: number, encode: EncodeItem): Promise<void> => { await writeBytes(socket, encodeEvents(id, count, encode)) }
+    const emitEncoded = async (count: number, encode: EncodeItem, sizeHint?: number): Promise<void> => { await writeBytes(socket, encodeEvents(id, count, encode, sizeHint)) }
     await m.stream?.(params, { emit, emitMany, emitEncoded, signal })
     if (!signal.aborted) await write(socket, { id, end: true })
   }
@@ -160,13 +161,13 @@ function parseParams (m: Method<never>, raw: unknown): never {
 
 /** Write one reply line; resolves when the socket has room again (backpressure). */
 async function write (socket: Socket, reply: Reply): Promise<void> {
-  await writeLines(socket, [JSON.stringify(reply)])
+  await writeBytes(socket, JSON.stringify(reply) + '\n')
 }
 
 /** Event lines {"id":N,"event":<item k>} for k < count, as bytes. */
-function encodeEvents (id: number, count: number, encode: EncodeItem): Buffer | undefined {
+function encodeEvents (id: number, count: number, encode: EncodeItem, sizeHint = count * 512): Buffer | undefined {
   if (count === 0) return undefined
-  const out = new JsonBytes(count * 512)
+  const out = new JsonBytes(sizeHint + count * 32)
   const head = `{"id":${JSON.stringify(id)},"event":`
   for (let k = 0; k < count; k++) {
     out.ascii(head)
@@ -193,10 +194,11 @@ async function writeLines (socket: Socket, lines: string[]): Promise<void> {
   await writeBytes(socket, lines.length === 0 ? undefined : lines.join('\n') + '\n')
 }
 
-/** Write whole reply lines in one socket write; resolves when the socket has room again. */
+/** Write whole reply lines; resolves when the socket has room again. */
 async function writeBytes (socket: Socket, data: string | Uint8Array | undefined): Promise<void> {
   if (socket.destroyed) throw new Error('control client went away')
   if (data === undefined) return
+  coalesce(socket)
   const ok = socket.write(data)
   if (ok) return
   await new Promise<void>((resolve, reject) => {
@@ -205,4 +207,20 @@ async function writeBytes (socket: Socket, data: string | Uint8Array | undefined
     socket.once('drain', onDrain)
     socket.once('close', onClose)
   })
+}
+
+/**
+ * Replies written in the same turn (a durable batch completes hundreds of
+ * sends at once) leave in one writev instead of one syscall each: the socket
+ * is corked by the first of them and uncorked once the turn's callbacks and
+ * microtasks have run, before any I/O, so no reply waits for anything else.
+ */
+function coalesce (socket: Socket): void {
+  if (socket.writableCorked > 0) return
+  socket.cork()
+  process.nextTick(uncork, socket)
+}
+
+function uncork (socket: Socket): void {
+  socket.uncork()
 }

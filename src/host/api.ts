@@ -38,11 +38,18 @@ function nextPageSize (entries: InboxEntry[]): number {
   return Math.min(FOLLOW_MAX_PAGE, Math.max(FOLLOW_MIN_PAGE, Math.floor(FOLLOW_PAGE_BYTES / per)))
 }
 
+/** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */
+function renderedSize (entries: InboxEntry[]): number {
+  let bytes = 0
+  for (const e of entries) bytes += e.packet.byteLength + 256
+  return bytes
+}
+
 /** Write one page of entries to the stream; resolves when the socket has room again. */
 async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string): Promise<void> {
   if (sink.emitEncoded !== undefined) {
     const render = new EntryJsonRenderer(label)
-    await sink.emitEncoded(entries.length, (k, out) => { render.write(entries[k], out) })
+    await sink.emitEncoded(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries))
     return
   }
   const events = entries.map((e) => renderEntry(e, label))
@@ -127,12 +134,9 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
         const entries = await host.inbox.read(id, after, p.limit ?? 1000)
-        const label = (x: string): string => host.label(x)
-        let bytes = 64
-        for (const e of entries) bytes += e.packet.byteLength + 256
         // encoded straight into the reply: the same JSON as the array of renderEntry objects
-        const render = new EntryJsonRenderer(label)
-        return new EncodedArray(entries.length, (k, out) => { render.write(entries[k], out) }, bytes)
+        const render = new EntryJsonRenderer((x) => host.label(x))
+        return new EncodedArray(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries) + 64)
       }
     }),
     'inbox.follow': method({

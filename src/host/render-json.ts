@@ -76,7 +76,8 @@ function sameBytes (b: Uint8Array, x: number, y: number, len: number): boolean {
 
 function equalsAt (b: Uint8Array, at: number, len: number, want: Uint8Array): boolean {
   if (len !== want.length) return false
-  for (let i = 0; i < len; i++) if (b[at + i] !== want[i]) return false
+  // from the end: node ids share their first bytes
+  for (let i = len - 1; i >= 0; i--) if (b[at + i] !== want[i]) return false
   return true
 }
 
@@ -134,6 +135,41 @@ function cont (b: Uint8Array, i: number, end: number, lo: number, hi: number): b
   return i < end && b[i] >= lo && b[i] <= hi
 }
 
+/** Texts at least this long are scanned four bytes at a time. */
+const WORD_SCAN = 32
+
+/** The end of the run of PLAIN bytes starting at i (at most `end`). */
+function plainRun (b: Uint8Array, i: number, end: number): number {
+  if (end - i >= WORD_SCAN) {
+    while (((b.byteOffset + i) & 3) !== 0 && TEXT_CLASS[b[i]] === PLAIN) i++
+    if (((b.byteOffset + i) & 3) === 0) i = plainWords(b, i, end)
+  }
+  while (i < end && TEXT_CLASS[b[i]] === PLAIN) i++
+  return i
+}
+
+/**
+ * Skip whole 4-byte words with no byte that is >= 0x80, < 0x20, '"' or '\\'
+ * (bit tricks that never miss such a byte); i is 4-aligned in the buffer.
+ * Returns where the byte-by-byte scan goes on.
+ */
+function plainWords (b: Uint8Array, i: number, end: number): number {
+  const words = (end - i) >> 2
+  const w32 = new Uint32Array(b.buffer, b.byteOffset + i, words)
+  let k = 0
+  for (; k < words; k++) {
+    const w = w32[k]
+    const quote = w ^ 0x22222222
+    const backslash = w ^ 0x5c5c5c5c
+    const special = (w & 0x80808080) | // a byte >= 0x80
+      ((w - 0x20202020) & ~w & 0x80808080) | // a byte < 0x20
+      ((quote - 0x01010101) & ~quote & 0x80808080) | // a byte == '"'
+      ((backslash - 0x01010101) & ~backslash & 0x80808080) // a byte == '\\'
+    if (special !== 0) break
+  }
+  return i + k * 4
+}
+
 /**
  * b[start, end) as a JSON string: well-formed UTF-8 is copied, the characters
  * JSON.stringify escapes are escaped the same way (ECMA-262 QuoteJSONString).
@@ -145,7 +181,7 @@ function writeText (b: Uint8Array, start: number, end: number, out: JsonBytes): 
   let run = start
   let i = start
   while (i < end) {
-    while (i < end && TEXT_CLASS[b[i]] === PLAIN) i++
+    i = plainRun(b, i, end)
     if (i === end) break
     if (TEXT_CLASS[b[i]] === ESCAPE) {
       const ch = b[i]

@@ -48,6 +48,18 @@ export class JsonBytes {
     this.buf[this.length++] = b
   }
 
+  /** All of `src`. */
+  append (src: Uint8Array): void {
+    const n = src.length
+    const buf = this.reserve(n)
+    if (n > 16) {
+      buf.set(src, this.length)
+    } else {
+      for (let i = 0; i < n; i++) buf[this.length + i] = src[i]
+    }
+    this.length += n
+  }
+
   /** Raw bytes src[start, end). */
   copy (src: Uint8Array, start: number, end: number): void {
     const n = end - start

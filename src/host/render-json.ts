@@ -371,7 +371,7 @@ export class EntryJsonRenderer {
   }
 
   private field (b: Uint8Array, prefix: Uint8Array, valueAt: number, out: JsonBytes): boolean {
-    out.copy(prefix, 0, prefix.length)
+    out.append(prefix)
     this.c.pos = valueAt
     return item(b, this.c, out, 1)
   }
@@ -385,13 +385,21 @@ export class EntryJsonRenderer {
       carried = this.textAt(b, carriedAt)
       if (carried === undefined) return false
     }
-    out.copy(prefix, 0, prefix.length)
-    const memo = this.names.find((m) => sameSpan(b, id, m.id) && (carried === undefined ? m.carried === undefined : m.carried !== undefined && sameSpan(b, carried, m.carried)))
-    if (memo !== undefined) { out.copy(memo.json, 0, memo.json.length); return true }
+    out.append(prefix)
+    const memo = this.memo(b, id, carried)
+    if (memo !== undefined) { out.append(memo.json); return true }
     const mark = out.length
     if (!this.nameJson(b, id, carriedAt >= 0 ? carriedAt : idAt, out)) return false
     this.names.push({ id: copyOf(b, id), carried: carried === undefined ? undefined : copyOf(b, carried), json: copyOf(out.bytes(), [mark, out.length - mark]) })
     return true
+  }
+
+  private memo (b: Uint8Array, id: Span, carried: Span | undefined): NameMemo | undefined {
+    for (const m of this.names) {
+      if (!sameSpan(b, id, m.id)) continue
+      if (carried === undefined ? m.carried === undefined : m.carried !== undefined && sameSpan(b, carried, m.carried)) return m
+    }
+    return undefined
   }
 
   /** The name's JSON: label(id) when it knows better, else the text value at `fallbackAt` (carried name or id). */

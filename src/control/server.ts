@@ -209,18 +209,27 @@ async function writeBytes (socket: Socket, data: string | Uint8Array | undefined
   })
 }
 
+/** sockets written to in this turn of the event loop */
+const writtenThisTurn = new WeakSet<Socket>()
+
 /**
- * Replies written in the same turn (a durable batch completes hundreds of
- * sends at once) leave in one writev instead of one syscall each: the socket
- * is corked by the first of them and uncorked once the turn's callbacks and
- * microtasks have run, before any I/O, so no reply waits for anything else.
+ * Replies written in the same turn (a durability batch completes hundreds of
+ * sends at once) leave in one writev instead of one syscall each. The first
+ * write of a turn goes out at once (a lone reply or event waits for nothing);
+ * later ones cork the socket, and it is uncorked once the turn's callbacks
+ * and microtasks have run, before any I/O.
  */
 function coalesce (socket: Socket): void {
   if (socket.writableCorked > 0) return
+  if (!writtenThisTurn.has(socket)) {
+    writtenThisTurn.add(socket)
+    process.nextTick(endTurn, socket)
+    return
+  }
   socket.cork()
-  process.nextTick(uncork, socket)
 }
 
-function uncork (socket: Socket): void {
-  socket.uncork()
+function endTurn (socket: Socket): void {
+  writtenThisTurn.delete(socket)
+  if (socket.writableCorked > 0) socket.uncork()
 }

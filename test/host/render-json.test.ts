@@ -96,6 +96,8 @@ describe('host - the byte renderer of inbox entries', () => {
       ['negative ts', cbor.encode({ ...base, ts: -5 })],
       ['huge ts', cbor.encode({ ...base, ts: 2 ** 60 })],
       ['integer-like payload keys', cbor.encode({ ...base, payload: { 1: 'a', text: 'b', 0: 'c' } })],
+      // stored order a, 10; a JavaScript object puts the integer-like key first
+      ['integer-like key after a shorter one', cbor.encode({ ...base, payload: { a: 'x', 10: 'y' } })],
       ['odd payload keys', cbor.encode({ ...base, payload: { 'with space': 'a', 'quo"te': 'b', ü: 'c', '': 'd' } })],
       ['nested', cbor.encode({ ...base, payload: { text: { a: [1, -2, null, true, false, [[]], {}] } } })],
       ['bytes rendered', cbor.encode({ ...base, payload: { text: new Uint8Array([1, 2]) } })],

@@ -16,11 +16,14 @@ export interface StreamSink {
   /** several events in one socket write; resolves when the socket has room again */
   emitMany?: (events: unknown[]) => Promise<void>
   /**
-   * `count` events written by `encode` (the JSON text of event k into `out`),
-   * in one socket write (`sizeHint`: about how many bytes the events take);
-   * resolves when the socket has room again
+   * The event lines of `count` events written by `encode` (the JSON text of
+   * event k into `out`; `sizeHint`: about how many bytes they take), framed
+   * for this stream but not sent: a stream can frame its next page while the
+   * previous one drains
    */
-  emitEncoded?: (count: number, encode: EncodeItem, sizeHint?: number) => Promise<void>
+  frame?: (count: number, encode: EncodeItem, sizeHint?: number) => Uint8Array | undefined
+  /** send lines made by `frame` in one socket write; resolves when the socket has room again */
+  emitFramed?: (lines: Uint8Array | undefined) => Promise<void>
   signal: AbortSignal
 }
 
@@ -125,8 +128,9 @@ export class ControlServer {
   private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
     const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
     const emitMany = async (events: unknown[]): Promise<void> => { await writeLines(socket, events.map((event) => JSON.stringify({ id, event }))) }
-    const emitEncoded = async (count: number, encode: EncodeItem, sizeHint?: number): Promise<void> => { await writeBytes(socket, encodeEvents(id, count, encode, sizeHint)) }
-    await m.stream?.(params, { emit, emitMany, emitEncoded, signal })
+    const frame = (count: number, encode: EncodeItem, sizeHint?: number): Uint8Array | undefined => encodeEvents(id, count, encode, sizeHint)
+    const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await writeBytes(socket, lines) }
+    await m.stream?.(params, { emit, emitMany, frame, emitFramed, signal })
     if (!signal.aborted) await write(socket, { id, end: true })
   }
 }

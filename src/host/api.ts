@@ -45,16 +45,27 @@ function renderedSize (entries: InboxEntry[]): number {
   return bytes
 }
 
-/** Write one page of entries to the stream; resolves when the socket has room again. */
-async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string): Promise<void> {
-  if (sink.emitEncoded !== undefined) {
+/**
+ * Send one page of entries on the stream. With a framing sink the page is
+ * rendered now and sent once `before` (the previous page) has drained, so
+ * rendering overlaps the consumer reading; resolves when this page is
+ * handed to the socket, with the promise of its drain (wrapped: a promise
+ * resolving to a promise would wait for it).
+ */
+async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Promise<{ drained: Promise<void> }> {
+  if (sink.frame !== undefined && sink.emitFramed !== undefined) {
     const render = new EntryJsonRenderer(label)
-    await sink.emitEncoded(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries))
-    return
+    const lines = sink.frame(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries))
+    await before
+    const drained = sink.emitFramed(lines)
+    drained.catch(() => {}) // awaited before the next page or at the end
+    return { drained }
   }
+  await before
   const events = entries.map((e) => renderEntry(e, label))
   if (sink.emitMany !== undefined) await sink.emitMany(events)
   else for (const ev of events) await sink.emit(ev)
+  return { drained: Promise.resolve() }
 }
 
 /** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */
@@ -62,9 +73,10 @@ interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Pr
 
 /**
  * Replay everything after the cursor, then live packets, at the consumer's
- * pace. While a full page is written the next one is read (at most two pages
- * held: the one in the socket and the one read ahead); a page holds about
- * FOLLOW_PAGE_BYTES. Once caught up, the loop waits for an append.
+ * pace. A page holds about FOLLOW_PAGE_BYTES. While one page drains into the
+ * socket the next is read and rendered (at most three pages held: draining,
+ * rendered, read ahead), and it is sent only once the previous one drained.
+ * Once caught up, the loop waits for an append.
  */
 async function follow (host: Host, nodeId: string, after: number, sink: StreamSink): Promise<void> {
   let cursor = after
@@ -80,11 +92,13 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
     const appended = new Promise<void>((resolve) => { wake = resolve })
     return { entries: host.inbox.read(nodeId, from, limit), limit, appended }
   }
+  let drained: Promise<void> = Promise.resolve()
   try {
     let page = start(cursor, FOLLOW_FIRST_PAGE)
     while (!sink.signal.aborted) {
       const entries = await page.entries
       if (entries.length === 0) {
+        await drained
         await page.appended
         page = start(cursor, page.limit)
         continue
@@ -94,11 +108,13 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
       const limit = nextPageSize(entries)
       const ahead = full ? start(cursor, limit) : undefined
       ahead?.entries.catch(() => {}) // awaited next turn; not unhandled if this write fails first
-      await emitPage(sink, entries, label)
+      drained = (await emitPage(sink, entries, label, drained)).drained
       if (ahead !== undefined) { page = ahead; continue }
+      await drained
       await page.appended
       page = start(cursor, limit)
     }
+    await drained
   } finally {
     host.inbox.off('append', onAppend)
     unwatch()

@@ -37,7 +37,7 @@ describe('control - socket server', () => {
         stream: async (p, sink) => {
           for (let i = 0; i < p.pages; i++) {
             const page = VALUES.slice(i * 10, i * 10 + 10)
-            await sink.emitEncoded?.(page.length, (k, out) => { out.json(page[k]) })
+            await sink.emitFramed?.(sink.frame?.(page.length, (k, out) => { out.json(page[k]) }))
           }
         }
       }),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { EncodedArray, method, type MethodTable, type StreamSink } from '../control/server.js'
+import { EncodedArray, method, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Host } from './host.js'
 import { ensureNode } from './nodes.js'
@@ -38,6 +38,20 @@ function nextPageSize (entries: InboxEntry[]): number {
   return Math.min(FOLLOW_MAX_PAGE, Math.max(FOLLOW_MIN_PAGE, Math.floor(FOLLOW_PAGE_BYTES / per)))
 }
 
+/**
+ * Pages smaller than this are encoded through renderEntry and JSON.stringify
+ * (the same bytes): the byte renderer pays off on replays, and on a page of a
+ * few live entries it would run before the JIT has optimised it.
+ */
+const BYTE_RENDER_MIN = 32
+
+/** The encoder of a page's entries: each entry's renderEntry JSON. */
+function pageEncoder (entries: InboxEntry[], label: (id: string) => string): EncodeItem {
+  if (entries.length < BYTE_RENDER_MIN) return (k, out) => { out.json(renderEntry(entries[k], label)) }
+  const render = new EntryJsonRenderer(label)
+  return (k, out) => { render.write(entries[k], out) }
+}
+
 /** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */
 function renderedSize (entries: InboxEntry[]): number {
   let bytes = 0
@@ -54,8 +68,7 @@ function renderedSize (entries: InboxEntry[]): number {
  */
 async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Promise<{ drained: Promise<void> }> {
   if (sink.frame !== undefined && sink.emitFramed !== undefined) {
-    const render = new EntryJsonRenderer(label)
-    const lines = sink.frame(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries))
+    const lines = sink.frame(entries.length, pageEncoder(entries, label), renderedSize(entries))
     await before
     const drained = sink.emitFramed(lines)
     drained.catch(() => {}) // awaited before the next page or at the end
@@ -151,8 +164,7 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
         const after = p.after ?? (await host.inbox.info(id)).cursor
         const entries = await host.inbox.read(id, after, p.limit ?? 1000)
         // encoded straight into the reply: the same JSON as the array of renderEntry objects
-        const render = new EntryJsonRenderer((x) => host.label(x))
-        return new EncodedArray(entries.length, (k, out) => { render.write(entries[k], out) }, renderedSize(entries) + 64)
+        return new EncodedArray(entries.length, pageEncoder(entries, (x) => host.label(x)), renderedSize(entries) + 64)
       }
     }),
     'inbox.follow': method({

@@ -10,6 +10,17 @@ import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
 import { WINDOW } from './t2-throughput.js'
 
+/** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
+async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number>): Promise<{ ms: number, daemon?: number, client: number }> {
+  const d0 = await d.cpuMs()
+  const c0 = process.cpuUsage()
+  const ms = await body()
+  const c = process.cpuUsage(c0)
+  const d1 = await d.cpuMs()
+  const daemon = d0 === undefined || d1 === undefined ? undefined : (d1 - d0) * 1000 / count
+  return { ms, daemon, client: (c.user + c.system) / count }
+}
+
 async function followAll (d: Daemon, node: string, count: number): Promise<number> {
   let n = 0
   let lastSeq = 0
@@ -54,14 +65,21 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
     const fillMs = nowMs() - tf
     const held = await d.rss()
-    const followMs = await followAll(d, 'dst', count)
-    const readMs = await readAll(d.control, 'dst', count)
+    const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count))
+    const read = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count))
+    const followMs = follow.ms
+    const readMs = read.ms
     const note = `${count} stored 512 B packets`
     const figures: Figure[] = [
       { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0` },
       { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.read pages of 10,000` },
       { name: 'T4.fill', value: perSecond(count, fillMs), unit: 'msg/s', better: 'higher', baseline: 'B_batch', note: `local sends src -> dst, ${WINDOW} in flight, durability batch` }
     ]
+    const cpuNote = (what: string): string => `CPU time per entry during ${what} (user + system; steadier than entries/s on a loaded machine)`
+    if (follow.daemon !== undefined) figures.push({ name: 'T4.cpu.daemon', value: follow.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the daemon') })
+    figures.push({ name: 'T4.cpu.client', value: follow.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the consumer (control client)') })
+    if (read.daemon !== undefined) figures.push({ name: 'T4.read.cpu.daemon', value: read.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon') })
+    figures.push({ name: 'T4.read.cpu.client', value: read.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the consumer') })
     if (held !== undefined) figures.push({ name: 'T6.inbox', value: held / 2 ** 20, unit: 'MiB', better: 'lower', max: 200, note: `RSS of the host holding ${count} unacked packets in one inbox` })
     return figures
   } finally {

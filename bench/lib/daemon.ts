@@ -2,7 +2,7 @@
 // process (foreground, our child) with its own home, driven through its
 // control socket. Children are killed if the runner exits.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, open, writeFile } from 'node:fs/promises'
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
 import { waitFor } from './cli.js'
@@ -133,6 +133,22 @@ export class Daemon {
 
   async rss (): Promise<number | undefined> {
     return await rssOf(this.pid)
+  }
+
+  /**
+   * CPU time (user + system, ms) the daemon process has used so far, from
+   * /proc (undefined where there is none). Differences of it measure work
+   * per entry, which a loaded machine disturbs far less than wall time.
+   */
+  async cpuMs (): Promise<number | undefined> {
+    try {
+      const stat = await readFile(`/proc/${this.pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      // fields 14 and 15 of stat (utime, stime), in clock ticks of 1/100 s
+      return (Number(fields[11]) + Number(fields[12])) * 10
+    } catch {
+      return undefined
+    }
   }
 
   async stop (): Promise<void> {

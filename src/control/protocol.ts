@@ -13,17 +13,35 @@ export type Reply =
   | { id: number, event: unknown }
   | { id: number, end: true }
 
-/** Splits a byte stream into lines, refusing lines over the bound. */
+/**
+ * Splits a text stream into lines, refusing lines over the bound. Each chunk
+ * is searched once: a line that spans chunks is held in pieces and joined
+ * when its newline arrives (a reply of megabytes costs linear time).
+ */
 export class LineSplitter {
-  private buf = ''
+  private held: string[] = []
+  private heldLength = 0
   constructor (private readonly onLine: (line: string) => void, private readonly max = MAX_LINE_BYTES) {}
 
   push (chunk: string): void {
-    const parts = (this.buf + chunk).split('\n')
-    this.buf = parts.pop() ?? ''
-    for (const line of parts) {
+    let start = 0
+    let nl = chunk.indexOf('\n')
+    while (nl !== -1) {
+      let line = chunk.slice(start, nl)
+      if (this.held.length > 0) {
+        this.held.push(line)
+        line = this.held.join('')
+        this.held = []
+        this.heldLength = 0
+      }
       if (line.trim() !== '') this.onLine(line)
+      start = nl + 1
+      nl = chunk.indexOf('\n', start)
     }
-    if (this.buf.length > this.max) throw new Error(`control line longer than ${this.max} bytes`)
+    if (start < chunk.length) {
+      this.held.push(start === 0 ? chunk : chunk.slice(start))
+      this.heldLength += chunk.length - start
+    }
+    if (this.heldLength > this.max) throw new Error(`control line longer than ${this.max} bytes`)
   }
 }

@@ -1,12 +1,14 @@
 import { z } from 'zod'
-import { method, type MethodTable, type StreamSink } from '../control/server.js'
-import { PAYLOAD_FIELDS, PRIORITIES, ZONES } from '../packet/types.js'
+import { EncodedArray, method, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Host } from './host.js'
 import { ensureNode } from './nodes.js'
 import { renderEntry } from './render.js'
+import { EntryJsonRenderer } from './render-json.js'
+import type { InboxEntry } from '../store/inbox.js'
 import { resolveTarget } from './resolve.js'
 import { sendMessage } from './send.js'
+import { checkSendParams, sendSchema } from './send-params.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
@@ -16,26 +18,11 @@ import { mcpMethods } from './api-mcp.js'
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
 
-const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, f === 'options' ? z.array(z.string()).optional() : z.string().optional()]))).strict()
-
-const sendSchema = z.object({
-  as: name,
-  to: name,
-  text: z.string().optional(),
-  signal: z.string().optional(),
-  payload: payloadSchema.optional(),
-  conversation_id: z.string().min(1).max(256).optional(),
-  in_reply_to: z.string().min(1).max(256).optional(),
-  session_id: z.string().min(1).max(256).optional(),
-  return_to: z.string().optional(),
-  priority: z.enum(PRIORITIES).optional(),
-  requires_reply: z.boolean().optional(),
-  zone: z.enum(ZONES).optional(),
-  files: z.array(z.string()).optional(),
-  ttl_ms: z.number().int().positive().optional()
-}).strict()
-
-const FOLLOW_BATCH = 256
+/** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
+const FOLLOW_FIRST_PAGE = 256
+const FOLLOW_MIN_PAGE = 16
+const FOLLOW_MAX_PAGE = 4096
+const FOLLOW_PAGE_BYTES = 1024 * 1024
 
 function localNode (host: Host, n: string): string {
   const node = host.nodes.get(n)
@@ -43,7 +30,67 @@ function localNode (host: Host, n: string): string {
   return node.record.id
 }
 
-/** Replay everything after the cursor, then live packets, at the consumer's pace. */
+/** The next page size: about FOLLOW_PAGE_BYTES of packets like the ones just sent. */
+function nextPageSize (entries: InboxEntry[]): number {
+  let bytes = 0
+  for (const e of entries) bytes += e.packet.byteLength
+  const per = Math.max(1, bytes / entries.length)
+  return Math.min(FOLLOW_MAX_PAGE, Math.max(FOLLOW_MIN_PAGE, Math.floor(FOLLOW_PAGE_BYTES / per)))
+}
+
+/**
+ * Pages smaller than this are encoded through renderEntry and JSON.stringify
+ * (the same bytes): the byte renderer pays off on replays, and on a page of a
+ * few live entries it would run before the JIT has optimised it.
+ */
+const BYTE_RENDER_MIN = 32
+
+/** The encoder of a page's entries: each entry's renderEntry JSON. */
+function pageEncoder (entries: InboxEntry[], label: (id: string) => string): EncodeItem {
+  if (entries.length < BYTE_RENDER_MIN) return (k, out) => { out.json(renderEntry(entries[k], label)) }
+  const render = new EntryJsonRenderer(label)
+  return (k, out) => { render.write(entries[k], out) }
+}
+
+/** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */
+function renderedSize (entries: InboxEntry[]): number {
+  let bytes = 0
+  for (const e of entries) bytes += e.packet.byteLength + 256
+  return bytes
+}
+
+/**
+ * Send one page of entries on the stream. With a framing sink the page is
+ * rendered now and sent once `before` (the previous page) has drained, so
+ * rendering overlaps the consumer reading; resolves when this page is
+ * handed to the socket, with the promise of its drain (wrapped: a promise
+ * resolving to a promise would wait for it).
+ */
+async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Promise<{ drained: Promise<void> }> {
+  if (sink.frame !== undefined && sink.emitFramed !== undefined) {
+    const lines = sink.frame(entries.length, pageEncoder(entries, label), renderedSize(entries))
+    await before
+    const drained = sink.emitFramed(lines)
+    drained.catch(() => {}) // awaited before the next page or at the end
+    return { drained }
+  }
+  await before
+  const events = entries.map((e) => renderEntry(e, label))
+  if (sink.emitMany !== undefined) await sink.emitMany(events)
+  else for (const ev of events) await sink.emit(ev)
+  return { drained: Promise.resolve() }
+}
+
+/** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */
+interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Promise<void> }
+
+/**
+ * Replay everything after the cursor, then live packets, at the consumer's
+ * pace. A page holds about FOLLOW_PAGE_BYTES. While one page drains into the
+ * socket the next is read and rendered (at most three pages held: draining,
+ * rendered, read ahead), and it is sent only once the previous one drained.
+ * Once caught up, the loop waits for an append.
+ */
 async function follow (host: Host, nodeId: string, after: number, sink: StreamSink): Promise<void> {
   let cursor = after
   const label = (id: string): string => host.label(id)
@@ -53,19 +100,34 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
   // once caught up, new entries come from the inbox's in-memory tail, not a store read
   const unwatch = host.inbox.watch(nodeId)
   sink.signal.addEventListener('abort', () => wake?.())
+  const start = (from: number, limit: number): PageRead => {
+    // armed before the read starts, so an append during the read is not missed
+    const appended = new Promise<void>((resolve) => { wake = resolve })
+    return { entries: host.inbox.read(nodeId, from, limit), limit, appended }
+  }
+  let drained: Promise<void> = Promise.resolve()
   try {
+    let page = start(cursor, FOLLOW_FIRST_PAGE)
     while (!sink.signal.aborted) {
-      const waiting = new Promise<void>((resolve) => { wake = resolve })
-      const entries = await host.inbox.read(nodeId, cursor, FOLLOW_BATCH)
-      if (entries.length > 0) {
-        // one socket write per page; the next page is read once the socket has room
-        const events = entries.map((e) => renderEntry(e, label))
-        if (sink.emitMany !== undefined) await sink.emitMany(events)
-        else for (const ev of events) await sink.emit(ev)
-        cursor = entries[entries.length - 1].seq
+      const entries = await page.entries
+      if (entries.length === 0) {
+        await drained
+        await page.appended
+        page = start(cursor, page.limit)
+        continue
       }
-      if (entries.length < FOLLOW_BATCH) await waiting
+      cursor = entries[entries.length - 1].seq
+      const full = entries.length === page.limit
+      const limit = nextPageSize(entries)
+      const ahead = full ? start(cursor, limit) : undefined
+      ahead?.entries.catch(() => {}) // awaited next turn; not unhandled if this write fails first
+      drained = (await emitPage(sink, entries, label, drained)).drained
+      if (ahead !== undefined) { page = ahead; continue }
+      await drained
+      await page.appended
+      page = start(cursor, limit)
     }
+    await drained
   } finally {
     host.inbox.off('append', onAppend)
     unwatch()
@@ -94,14 +156,15 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
         return { id: node.record.id, name: node.record.name }
       }
     }),
-    send: method({ params: sendSchema, call: async (p) => await sendMessage(host, p) }),
+    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await sendMessage(host, p) }),
     'inbox.read': method({
       params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict(),
       call: async (p) => {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
         const entries = await host.inbox.read(id, after, p.limit ?? 1000)
-        return entries.map((e) => renderEntry(e, (x) => host.label(x)))
+        // encoded straight into the reply: the same JSON as the array of renderEntry objects
+        return new EncodedArray(entries.length, pageEncoder(entries, (x) => host.label(x)), renderedSize(entries) + 64)
       }
     }),
     'inbox.follow': method({

@@ -17,7 +17,8 @@ export interface RenderedPacket {
   [key: string]: unknown
 }
 
-const OPTIONAL = ['return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply'] as const
+/** the optional packet fields renderEntry copies, in its order */
+export const OPTIONAL_FIELDS = ['return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply'] as const
 
 /** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
 export function renderEntry (entry: InboxEntry, label: (id: string) => string): RenderedPacket {
@@ -36,7 +37,7 @@ export function renderEntry (entry: InboxEntry, label: (id: string) => string): 
     ts: p.ts,
     received: entry.received
   }
-  for (const key of OPTIONAL) {
+  for (const key of OPTIONAL_FIELDS) {
     if (p[key] !== undefined) out[key] = p[key]
   }
   return out
@@ -47,3 +48,4 @@ function nameOf (id: string, carried: string | undefined, label: (id: string) =>
   const known = label(id)
   return known !== id ? known : (carried ?? id)
 }
+

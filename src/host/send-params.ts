@@ -1,0 +1,91 @@
+// The parameters of the `send` control method: the zod schema (the reference,
+// and the wording of every error) and a hand-written check for the hot path.
+import { z } from 'zod'
+import { PAYLOAD_FIELDS, PRIORITIES, ZONES } from '../packet/types.js'
+
+const name = z.string().min(1).max(256)
+const idField = z.string().min(1).max(256).optional()
+
+const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, f === 'options' ? z.array(z.string()).optional() : z.string().optional()]))).strict()
+
+export const sendSchema = z.object({
+  as: name,
+  to: name,
+  text: z.string().optional(),
+  signal: z.string().optional(),
+  payload: payloadSchema.optional(),
+  conversation_id: idField,
+  in_reply_to: idField,
+  session_id: idField,
+  return_to: z.string().optional(),
+  priority: z.enum(PRIORITIES).optional(),
+  requires_reply: z.boolean().optional(),
+  zone: z.enum(ZONES).optional(),
+  files: z.array(z.string()).optional(),
+  ttl_ms: z.number().int().positive().optional()
+}).strict()
+
+export type SendParams = z.infer<typeof sendSchema>
+
+type Check = (v: unknown) => boolean
+
+const isString: Check = (v) => typeof v === 'string'
+const isName: Check = (v) => typeof v === 'string' && v.length >= 1 && v.length <= 256
+const isStrings: Check = (v) => Array.isArray(v) && v.every(isString)
+const oneOf = (values: readonly string[]): Check => (v) => typeof v === 'string' && values.includes(v)
+
+/** Each field of sendSchema, in its order, with what it accepts (besides absence, for all but as/to). */
+const SEND_FIELDS: ReadonlyArray<[keyof SendParams, Check]> = [
+  ['as', isName], ['to', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
+  ['conversation_id', isName], ['in_reply_to', isName], ['session_id', isName], ['return_to', isString],
+  ['priority', oneOf(PRIORITIES)], ['requires_reply', (v) => typeof v === 'boolean'], ['zone', oneOf(ZONES)],
+  ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
+]
+const SEND_KEYS = new Set<string>(SEND_FIELDS.map(([k]) => k))
+const PAYLOAD_KEYS = new Set<string>(PAYLOAD_FIELDS)
+
+function isPlainObject (v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype
+}
+
+function onlyKeys (o: Record<string, unknown>, known: Set<string>): boolean {
+  for (const k in o) if (!known.has(k)) return false
+  return true
+}
+
+function isPayload (v: unknown): boolean {
+  if (!isPlainObject(v) || !onlyKeys(v, PAYLOAD_KEYS)) return false
+  for (const f of PAYLOAD_FIELDS) {
+    const x = v[f]
+    if (x !== undefined && !(f === 'options' ? isStrings(x) : isString(x))) return false
+  }
+  return true
+}
+
+/** The payload as zod returns it: its fields in PAYLOAD_FIELDS order, absent ones left out. */
+function payloadOf (v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const f of PAYLOAD_FIELDS) if (v[f] !== undefined) out[f] = v[f]
+  return out
+}
+
+/**
+ * The `send` parameters when they are certainly valid, else undefined (then
+ * sendSchema decides, and words the error). What it returns is what
+ * sendSchema.parse returns for the same input: the same fields, in the same
+ * order. It accepts nothing sendSchema refuses (tested on many inputs).
+ */
+export function checkSendParams (raw: unknown): SendParams | undefined {
+  if (!isPlainObject(raw) || !onlyKeys(raw, SEND_KEYS)) return undefined
+  const out: Record<string, unknown> = {}
+  for (const [key, ok] of SEND_FIELDS) {
+    const v = raw[key]
+    if (v === undefined) {
+      if (key === 'as' || key === 'to') return undefined
+      continue
+    }
+    if (!ok(v)) return undefined
+    out[key] = key === 'payload' ? payloadOf(v as Record<string, unknown>) : v
+  }
+  return out as SendParams
+}

@@ -1,0 +1,65 @@
+// inbox.follow and inbox.read through a real daemon's control socket: pages
+// read ahead while the previous one is written, live packets joining a
+// replay, and the rendered JSON of the byte renderer (the same as renderEntry).
+import { strict as assert } from 'node:assert'
+import type { ControlClient } from '../../src/control/client.js'
+import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
+
+interface Row { seq: number, id: string, from: string, from_id: string, to: string, to_id: string, signal: string, payload: { text?: string }, scope: unknown, ts: number, received: number, session_id?: string }
+
+/** 8 KB bodies: a follow page holds ~1 MiB, so 600 packets span several full pages */
+const BODY = 'b'.repeat(8 * 1024)
+const STORED = 600
+const LIVE = 150
+
+describe('control - inbox.follow and inbox.read', function () {
+  this.timeout(120_000)
+  let h: TestHost
+  let c: ControlClient
+
+  before(async () => {
+    h = await startHost()
+    c = await h.client()
+    await c.call('node.add', { name: 'bob' })
+    await c.call('node.add', { name: 'al', parent: 'bob' })
+    for (let i = 1; i <= STORED; i++) await c.call('send', { as: 'al', to: 'bob', text: `${i} "é" ${BODY}`, session_id: `s${i}` })
+  })
+  after(async () => { c?.close(); await h?.cleanup() })
+
+  it('replays several full pages from seq 0 while live packets arrive: every packet once, in order, then follows on', async () => {
+    const f = await h.client()
+    const got: Row[] = []
+    const done = f.stream('inbox.follow', { node: 'bob', after: 0 }, (e) => { got.push(e as Row) }).catch(() => {})
+    const sender = await h.client()
+    for (let i = STORED + 1; i <= STORED + LIVE; i++) await sender.call('send', { as: 'al', to: 'bob', text: `${i} "é" ${BODY}`, session_id: `s${i}` })
+    sender.close()
+    await waitFor(async () => got.length >= STORED + LIVE || undefined, 60_000, 'the replay and the live packets')
+    await c.call('send', { as: 'al', to: 'bob', text: 'after the replay' })
+    await waitFor(async () => got.length >= STORED + LIVE + 1 || undefined, 20_000, 'the packet after the replay')
+    f.close()
+    await done
+    assert.deepEqual(got.map((r) => r.seq), Array.from({ length: STORED + LIVE + 1 }, (_, i) => i + 1), 'every seq once, in order')
+    assert.deepEqual(got.slice(0, -1).map((r) => r.payload.text), Array.from({ length: STORED + LIVE }, (_, i) => `${i + 1} "é" ${BODY}`))
+    assert.deepEqual(got.slice(0, -1).map((r) => r.session_id), Array.from({ length: STORED + LIVE }, (_, i) => `s${i + 1}`))
+    assert.equal(got[got.length - 1].payload.text, 'after the replay')
+    assert.ok(got.every((r) => r.from === 'al' && r.to === 'bob' && r.signal === 'MESSAGE'), 'names rendered')
+  })
+
+  it('follow from a cursor and inbox.read pages give the same rendered entries as each other', async () => {
+    const f = await h.client()
+    const followed: Row[] = []
+    const done = f.stream('inbox.follow', { node: 'bob', after: 100 }, (e) => { followed.push(e as Row) }).catch(() => {})
+    await waitFor(async () => followed.length >= STORED - 100 || undefined, 60_000, 'the follow from seq 100')
+    f.close()
+    await done
+    const read: Row[] = []
+    for (let after = 100; read.length < STORED - 100;) {
+      const page = await c.call<Row[]>('inbox.read', { node: 'bob', after, limit: 77 })
+      assert.ok(page.length > 0)
+      read.push(...page)
+      after = page[page.length - 1].seq
+    }
+    assert.equal(followed[0].seq, 101)
+    assert.deepEqual(followed.slice(0, STORED - 100), read.slice(0, STORED - 100))
+  })
+})

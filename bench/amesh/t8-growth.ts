@@ -5,6 +5,7 @@ import { p50, p99, perSecond } from '../lib/stats.js'
 import { latencySamples } from './t1-latency.js'
 import { burst } from './t2-throughput.js'
 import { Mesh, nodeName } from './mesh.js'
+import { waitQuiet } from '../lib/quiet.js'
 
 async function run (ctx: BenchContext): Promise<Figure[]> {
   const sizes = ctx.quick ? [4] : [2, 10, 30]
@@ -20,6 +21,9 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
         await mesh.grow(n)
         const [root, child] = mesh.hosts
         await root.grant(nodeName(0), nodeName(1))
+        // measured in the grown mesh, not during its start-up churn (as T7)
+        const q = await waitQuiet(mesh.hosts.map((d) => d.pid), { maxCpu: 0.02 * n, windowMs: 2000, timeoutMs: 120_000 })
+        ctx.log(`${n} hosts ${q.quiet ? 'quiet' : 'still busy'} after ${Math.round(q.waitedMs)} ms (${(q.cpu * 100).toFixed(0)} % of one core together)`)
         lat = await latencySamples(child, root, samples, 20, 512, nodeName(1), nodeName(0))
         r = await burst(child, root, count, 512, nodeName(1), nodeName(0))
       } catch (err) {

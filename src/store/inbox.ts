@@ -3,6 +3,7 @@ import * as cbor from '@ipld/dag-cbor'
 import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
+import { FifoMap } from '../util/fifo-map.js'
 
 const INBOX_PREFIX = 'i!'
 const CURSOR_PREFIX = 'c!'
@@ -160,17 +161,12 @@ export class InboxStore extends EventEmitter {
    * a duplicate without a store read. A miss proves nothing, so it is always
    * checked against the store (`d!`).
    */
-  private readonly recent = new Map<string, Where>()
+  private readonly recent = new FifoMap<string, Where>(RECENT_IDS, (oldest) => {
+    if (this.floor !== undefined && oldest > this.floor) this.floor = oldest
+  })
 
   private remember (packetId: string, where: Where): void {
     this.recent.set(packetId, where)
-    if (this.recent.size > RECENT_IDS) {
-      const oldest = this.recent.keys().next()
-      if (oldest.done !== true) {
-        this.recent.delete(oldest.value)
-        if (this.floor !== undefined && oldest.value > this.floor) this.floor = oldest.value
-      }
-    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import * as cbor from '@ipld/dag-cbor'
 import { OutboxFullError } from '../util/errors.js'
 import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
+import { FifoMap } from '../util/fifo-map.js'
 
 const OUTBOX_PREFIX = 'o!'
 const EXPIRY_PREFIX = 'e!'
@@ -155,7 +156,9 @@ export class OutboxStore {
    */
   private epoch = 0
   private coveredFrom = 1
-  private readonly settled = new Map<string, number>()
+  private readonly settled = new FifoMap<string, number>(SETTLED_KEYS, (_key, at) => {
+    if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
+  })
   private readonly epochOf = new WeakMap<OutboxEntry, number>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
@@ -283,11 +286,6 @@ export class OutboxStore {
   private noteSettled (keys: string[]): void {
     const epoch = ++this.epoch
     for (const key of keys) this.settled.set(key, epoch)
-    while (this.settled.size > SETTLED_KEYS) {
-      const [key, at] = this.settled.entries().next().value as [string, number]
-      this.settled.delete(key)
-      if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
-    }
   }
 
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { POLYFILL, PROJECT_ROOT } from '../lib/proc.js'
+import { toolContext } from '../lib/tool-context.js'
 import { perSecond } from '../lib/stats.js'
 import type { BenchContext } from '../lib/types.js'
 import { burst } from '../amesh/t2-throughput.js'
@@ -28,14 +28,7 @@ async function main (): Promise<void> {
   const rounds = Number(process.argv[2] ?? 3)
   const flags = process.argv.slice(3)
   const root = await mkdtemp(join(tmpdir(), 'amesh-heap-ab-'))
-  const ctx: BenchContext = {
-    quick: false,
-    count: (full) => full,
-    root: PROJECT_ROOT,
-    polyfill: POLYFILL,
-    tmpDir: async (label: string) => await mkdtemp(join(root, label)),
-    log: (msg: string) => { process.stdout.write(`${msg}\n`) }
-  }
+  const ctx = toolContext(root)
   try {
     for (let i = 0; i < rounds; i++) {
       for (const flag of flags) process.stdout.write(`${flag.padEnd(28)} ${await once(ctx, flag)}\n`)

@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sendMany, type Daemon } from '../lib/daemon.js'
 import { waitFor } from '../lib/cli.js'
-import { POLYFILL, PROJECT_ROOT } from '../lib/proc.js'
-import type { BenchContext } from '../lib/types.js'
+import { toolContext } from '../lib/tool-context.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
 
 const MiB = 2 ** 20
@@ -25,14 +24,7 @@ async function main (): Promise<void> {
   const burstN = Number(process.argv[2] ?? 20_000)
   const queued = Number(process.argv[3] ?? 100_000)
   const root = await mkdtemp(join(tmpdir(), 'amesh-memprobe-'))
-  const ctx: BenchContext = {
-    quick: false,
-    count: (full) => full,
-    root: PROJECT_ROOT,
-    polyfill: POLYFILL,
-    tmpDir: async (label: string) => await mkdtemp(join(root, label)),
-    log: (msg: string) => { process.stdout.write(`${msg}\n`) }
-  }
+  const ctx = toolContext(root)
   const pair = await startPair(ctx, 'mem')
   try {
     await line('sender idle', pair.a)

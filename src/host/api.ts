@@ -24,6 +24,9 @@ const FOLLOW_MIN_PAGE = 16
 const FOLLOW_MAX_PAGE = 4096
 const FOLLOW_PAGE_BYTES = 1024 * 1024
 
+/** `inbox.read` stops adding entries once their stored bytes reach this (at least one entry) */
+export const READ_REPLY_BYTES = 16 * 1024 * 1024
+
 function localNode (host: Host, n: string): string {
   const node = host.nodes.get(n)
   if (node === undefined) throw new UnknownNodeError(`no node named ${n} on this host`)
@@ -162,7 +165,7 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
       call: async (p) => {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
-        const entries = await host.inbox.read(id, after, p.limit ?? 1000)
+        const entries = await host.inbox.read(id, after, p.limit ?? 1000, READ_REPLY_BYTES)
         // encoded straight into the reply: the same JSON as the array of renderEntry objects
         return new EncodedArray(entries.length, pageEncoder(entries, (x) => host.label(x)), renderedSize(entries) + 64)
       }

@@ -339,13 +339,21 @@ export class InboxStore extends EventEmitter {
   }
 
   /** Entries with seq > after, in order, at most `limit`. Reads only durable data. */
-  async read (nodeId: string, after: number, limit: number): Promise<InboxEntry[]> {
+  /**
+   * Entries after seq `after`, oldest first: at most `limit`, and no more once
+   * their stored bytes reach `maxBytes` (always at least one entry), so a page
+   * of large packets stays bounded in memory. Read again after the last seq.
+   */
+  async read (nodeId: string, after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<InboxEntry[]> {
     const cached = this.fromTail(nodeId, after, limit)
     if (cached !== undefined) return cached
     const out: InboxEntry[] = []
+    let bytes = 0
     for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
       const v = decodeInboxValue(value)
       out.push({ seq: seqFromKey(key), packet: v.p, received: v.r })
+      bytes += value.byteLength
+      if (bytes >= maxBytes) break
     }
     return out
   }

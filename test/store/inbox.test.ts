@@ -61,6 +61,19 @@ describe('store - InboxStore', () => {
     assert.deepEqual((await inbox.read(A, 6, 2)).map((e) => e.seq), [7, 8])
   })
 
+  it('read - a byte budget ends the page early (always at least one entry); reading on after its last seq continues in order', async () => {
+    const big = new Uint8Array(100_000).fill(0x61)
+    await inbox.append(Array.from({ length: 10 }, () => ({ nodeId: A, packetId: ulid(), packet: big })))
+    const first = await inbox.read(A, 0, 1000, 250_000)
+    assert.deepEqual(first.map((e) => e.seq), [1, 2, 3], 'stops at the entry that reaches 250 kB')
+    const tiny = await inbox.read(A, 3, 1000, 1)
+    assert.deepEqual(tiny.map((e) => e.seq), [4], 'one entry even when it alone exceeds the budget')
+    const rest = await inbox.read(A, 4, 1000, 250_000)
+    assert.deepEqual(rest.map((e) => e.seq), [5, 6, 7])
+    assert.equal((await inbox.read(A, 0, 1000)).length, 10, 'no budget: the limit alone')
+    assert.ok(first.every((e) => e.packet.byteLength === big.byteLength))
+  })
+
   it('dedup - the same message id is stored once: within a call, across calls, and after a reopen; the duplicate answer carries the original seq', async () => {
     const id = ulid()
     const res = await inbox.append([

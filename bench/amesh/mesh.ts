@@ -1,9 +1,9 @@
 // A sparse mesh of hosts for T7/T8: host i > 0 is bootstrapped to host
 // floor((i - 1) / 2) only (a binary tree: each host has at most 3 direct
 // peers to begin with). Host i serves node n<i>.
-import { readFile } from 'node:fs/promises'
 import { Daemon, startMany, stopAll } from '../lib/daemon.js'
 import { nowMs } from '../lib/stats.js'
+import { cpuSeconds } from '../lib/quiet.js'
 import type { BenchContext } from '../lib/types.js'
 
 /** how long a new host may take to exchange cards with its parent (a loaded machine is slow) */
@@ -13,16 +13,6 @@ const REJOIN_AFTER = 30_000
 
 export function nodeName (i: number): string { return `n${i}` }
 
-/** CPU time (user + system) a process used so far, in clock ticks (1/100 s), from /proc/<pid>/stat. */
-async function cpuTicks (pid: number): Promise<number> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
 export function parentOf (i: number): number { return Math.floor((i - 1) / 2) }
 
 export class Mesh {
@@ -58,12 +48,14 @@ export class Mesh {
 
   /** CPU the hosts used together over `ms` (in % of one core), per host: the costliest first. */
   async cpuOver (ms: number): Promise<{ total: number, perHost: number[] }> {
-    const before = await Promise.all(this.hosts.map(async (d) => await cpuTicks(d.pid)))
+    const cpu = async (pid: number): Promise<number> => (await cpuSeconds(pid)) ?? 0
+    const before = await Promise.all(this.hosts.map(async (d) => await cpu(d.pid)))
     const t0 = nowMs()
     await new Promise((resolve) => setTimeout(resolve, ms))
-    const after = await Promise.all(this.hosts.map(async (d) => await cpuTicks(d.pid)))
+    const after = await Promise.all(this.hosts.map(async (d) => await cpu(d.pid)))
     const seconds = (nowMs() - t0) / 1000
-    const perHost = after.map((a, i) => (a - before[i]) / seconds)
+    // CPU seconds per second, in % of one core
+    const perHost = after.map((a, i) => 100 * (a - before[i]) / seconds)
     return { total: perHost.reduce((a, b) => a + b, 0), perHost: [...perHost].sort((a, b) => b - a) }
   }
 

@@ -148,17 +148,23 @@ function checkBatch (b: number): void {
   if (!Number.isInteger(b) || b < 0 || b > MAX_BATCH) throw new RangeError(`batch number ${b} is not a u32`)
 }
 
+/** A frame of `size` bytes with its head (type, batch, count) written; the caller writes every byte after HEAD. */
+function frameWithHead (size: number, type: number, b: number, count: number): { out: Uint8Array, view: DataView } {
+  const out = Buffer.allocUnsafe(size)
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  out[0] = type
+  view.setUint32(1, b)
+  view.setUint16(5, count)
+  return { out, view }
+}
+
 /** One packet frame: a single allocation, each packet copied in once. */
 export function encodePacketsFrame (b: number, packets: readonly Uint8Array[]): Uint8Array {
   checkBatch(b)
   if (packets.length === 0 || packets.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
   let size = HEAD
   for (const p of packets) size += 4 + p.byteLength
-  const out = Buffer.allocUnsafe(size) // every byte is written below
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  out[0] = T_PACKETS
-  view.setUint32(1, b)
-  view.setUint16(5, packets.length)
+  const { out, view } = frameWithHead(size, T_PACKETS, b, packets.length)
   let pos = HEAD
   for (const p of packets) {
     view.setUint32(pos, p.byteLength)
@@ -200,11 +206,7 @@ export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8
       size += 4 + t.code.byteLength + t.reason.byteLength
     }
   }
-  const out = Buffer.allocUnsafe(size) // every byte is written below
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
-  out[0] = T_ACKS
-  view.setUint32(1, b)
-  view.setUint16(5, results.length)
+  const { out, view } = frameWithHead(size, T_ACKS, b, results.length)
   let pos = HEAD
   for (let k = 0; k < results.length; k++) {
     const r = results[k]

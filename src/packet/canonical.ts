@@ -59,7 +59,7 @@ class Writer {
 }
 
 /** Canonical key order: shorter first, then bytewise (keys are ASCII here). */
-function keyOrder (a: string, b: string): number {
+export function keyOrder (a: string, b: string): number {
   return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
 }
 

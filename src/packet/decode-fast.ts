@@ -15,9 +15,10 @@
 // - invalid UTF-8 is not handled here (cborg replaces it with U+FFFD).
 import { Buffer, isUtf8 } from 'node:buffer'
 import { isNodeId } from '../identity/node-key.js'
+import { keyOrder } from './canonical.js'
 import { signalPayloadProblem } from './rules.js'
 import { PRIORITIES, SIGNALS, ZONES } from './types.js'
-import type { Packet, Payload, PayloadField, Priority, Proof, Scope, Signal, Zone } from './types.js'
+import type { Packet, Payload, PayloadField, Proof, Scope, Zone } from './types.js'
 import { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD } from './validate.js'
 
 /** Thrown inside the reader for anything outside the canonical subset (one instance: no stack is captured). */
@@ -43,11 +44,6 @@ const SHORT_STRING = 16
 const ULID_CHAR = new Uint8Array(128)
 for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] = 1
 const ULID_LENGTH = 26
-
-/** Canonical key order: shorter first, then bytewise (the keys here are ASCII). */
-function keyOrder (a: string, b: string): number {
-  return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
-}
 
 /** The keys one map may have, in canonical order. */
 interface KeyTable {
@@ -337,28 +333,8 @@ class Reader {
   }
 }
 
-/** The optional envelope fields. */
-interface Optional {
-  from_name?: string
-  to_name?: string
-  return_to?: string
-  session_id?: string
-  conversation_id?: string
-  in_reply_to?: string
-  priority?: Priority
-  requires_reply?: boolean
-  proof?: Proof
-}
-
-interface Fields extends Optional {
-  id?: string
-  from?: string
-  to?: string
-  signal?: Signal
-  scope?: Scope
-  payload?: Payload
-  ts?: number
-}
+/** The packet's fields as they are read (each at most once; `build` checks the required ones). */
+type Fields = Partial<Packet>
 
 function readField (r: Reader, key: string, f: Fields): void {
   switch (key) {

@@ -21,6 +21,7 @@ import { AclService } from './acl/acl-service.js'
 import type { Packet } from '../packet/types.js'
 import type { LocalNode } from '../store/nodes.js'
 import type { Target } from './resolve.js'
+import { BootstrapKeeper } from './bootstrap-keeper.js'
 
 const RETENTION_INTERVAL = 60_000
 
@@ -56,6 +57,7 @@ export class Host {
   /** creates a node under a parent with its lineage certificate; installed by the ACL layer */
   createChild?: (name: string, parent?: string) => Promise<LocalNode>
   private retentionTimer?: NodeJS.Timeout
+  private keeper!: BootstrapKeeper
   private stopping?: Promise<void>
 
   constructor (opts: HostOptions) {
@@ -71,12 +73,15 @@ export class Host {
     writeFileSync(this.paths.pidFile, `${process.pid}\n`)
     const privateKey = await loadOrCreateHostKey(this.paths.hostKey)
     const remembered = await this.peerBook.list()
+    const bootstrapPeers = [...new Set([...this.config.peers, ...remembered])]
     this.libp2p = await buildLibp2p({
       privateKey,
       listen: this.config.listen,
-      peers: [...new Set([...this.config.peers, ...remembered])],
+      peers: bootstrapPeers,
       mdns: this.config.mdns
     })
+    this.keeper = new BootstrapKeeper(this.libp2p, this.log)
+    for (const addr of bootstrapPeers) this.keeper.add(addr)
     this.directory = new Directory(this.db, this.committer, this.libp2p.peerId.toString())
     await this.directory.load()
     this.cards = new LocalCards(this.libp2p)
@@ -98,6 +103,7 @@ export class Host {
     await this.acl.start()
     await this.delivery.start()
     this.wirePeerEvents()
+    this.keeper.start()
     this.retentionTimer = setInterval(() => { void this.retention() }, RETENTION_INTERVAL)
     this.retentionTimer.unref()
     setImmediate(() => { void this.retention() })
@@ -152,6 +158,7 @@ export class Host {
     const ma = multiaddr(addr)
     const conn = await this.libp2p.dial(ma, { signal: AbortSignal.timeout(15_000) })
     await this.peerBook.add(addr)
+    this.keeper.add(addr)
     await this.exchange.exchange(conn.remotePeer).catch(() => 0)
     return conn.remotePeer.toString()
   }
@@ -201,6 +208,7 @@ export class Host {
 
   private async doStop (): Promise<void> {
     clearInterval(this.retentionTimer)
+    this.keeper?.stop()
     await this.delivery?.stop().catch(() => {})
     try { await this.libp2p?.stop() } catch { /* stopping anyway */ }
     await this.committer?.drain().catch(() => {})

@@ -1,0 +1,74 @@
+// Bootstrap peers (config `peers`, `--peer`, and addresses joined with `amesh
+// join`) are dialled once at start by libp2p's bootstrap module: a peer that
+// was down then, or whose connection dropped later, was never dialled again,
+// and a host whose only link to the mesh was that peer stayed alone. The
+// keeper re-dials every bootstrap peer this host is not connected to, with a
+// per-peer backoff (REDIAL_MIN doubling to REDIAL_MAX), reset once connected.
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { Libp2p, PeerId } from '@libp2p/interface'
+import { errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+
+export const REDIAL_MIN = 5_000
+export const REDIAL_MAX = 60_000
+const TICK = 1_000
+const DIAL_TIMEOUT = 10_000
+
+interface Peer { addr: Multiaddr, id: PeerId, delay: number, due: number, dialing: boolean }
+
+export class BootstrapKeeper {
+  private readonly peers = new Map<string, Peer>()
+  private timer?: NodeJS.Timeout
+
+  constructor (private readonly libp2p: Libp2p, private readonly log: Logger) {}
+
+  /** Keep this address connected (it must name its peer: `/p2p/<id>`); others are ignored. */
+  add (addr: string): void {
+    if (this.peers.has(addr)) return
+    try {
+      const ma = multiaddr(addr)
+      const id = ma.getPeerId()
+      if (id === null || id === this.libp2p.peerId.toString()) return
+      // the first redial waits: libp2p's bootstrap module dials at start
+      this.peers.set(addr, { addr: ma, id: peerIdFromString(id), delay: REDIAL_MIN, due: Date.now() + REDIAL_MIN, dialing: false })
+    } catch (err) {
+      this.log(`bootstrap peer ${addr} ignored: ${errorMessage(err)}`)
+    }
+  }
+
+  start (): void {
+    this.timer = setInterval(() => { this.tick(Date.now()) }, TICK)
+    this.timer.unref()
+  }
+
+  stop (): void {
+    clearInterval(this.timer)
+  }
+
+  private tick (now: number): void {
+    if (this.libp2p.status !== 'started') return
+    for (const p of this.peers.values()) {
+      if (this.libp2p.getConnections(p.id).length > 0) {
+        p.delay = REDIAL_MIN
+        p.due = now + REDIAL_MIN
+      } else if (!p.dialing && now >= p.due) {
+        void this.redial(p)
+      }
+    }
+  }
+
+  private async redial (p: Peer): Promise<void> {
+    p.dialing = true
+    try {
+      await this.libp2p.dial(p.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
+      this.log(`bootstrap peer ${p.id.toString()} reconnected`)
+    } catch (err) {
+      p.delay = Math.min(p.delay * 2, REDIAL_MAX)
+      this.log(`bootstrap peer ${p.id.toString()} unreachable (next try in ${p.delay / 1000} s): ${errorMessage(err)}`)
+    } finally {
+      p.due = Date.now() + p.delay
+      p.dialing = false
+    }
+  }
+}

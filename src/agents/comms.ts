@@ -6,7 +6,7 @@ import { errorMessage } from '../util/errors.js'
 import { resolveTarget } from '../host/resolve.js'
 import { tokenId } from '../acl/index.js'
 import type { AllowEntry } from './spec.js'
-import { HOUR } from '../delivery/constants.js'
+import { HOUR } from '../util/time.js'
 
 function sameList (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   if (a === undefined || b === undefined) return a === b

@@ -1,5 +1,5 @@
 // Defaults of managed nodes, in readable units.
-import { SECOND, MINUTE } from '../delivery/constants.js'
+import { SECOND, MINUTE } from '../util/time.js'
 
 /** Protocol a host uses to ask another host to run a managed node. */
 export const AGENTS_PROTOCOL = '/amesh/agents/1.0.0'

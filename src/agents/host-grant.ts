@@ -8,15 +8,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { commandCovers, decodeToken, encodeToken, isCommand, issueToken, revokerCounts, verifyChain } from '../acl/index.js'
-import { GrantExchange } from '../host/acl/grant-exchange.js'
-import type { ChainRecord } from '../host/acl/acl-store.js'
+import { GrantExchange } from '../authz/grant-exchange.js'
+import type { ChainRecord } from '../authz/acl-store.js'
 import type { Host } from '../host/host.js'
 import { resolveTarget } from '../host/resolve.js'
 import { generateNodeKey, importNodeKey, type NodeKey } from '../identity/node-key.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import { HOST_ISSUER_FILE } from './constants.js'
 import { HostGrantError } from './errors.js'
-import { DAY } from '../delivery/constants.js'
+import { DAY } from '../util/time.js'
 
 const DEFAULT_LIFETIME = 30 * DAY
 /** Chains presented with one request, at most. */

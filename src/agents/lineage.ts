@@ -2,7 +2,7 @@
 // node placed on another host the child's key is made there and only its id
 // comes back; the parent's host signs, the placing host verifies.
 import { checkDepthPolicy, encodeLineage, issueLineage, verifyLineage, verifyLineagePath, type LineageCert } from '../acl/index.js'
-import { encodeLineagePath, lineagePathOf } from '../host/acl/lineage-path.js'
+import { encodeLineagePath, lineagePathOf } from '../authz/lineage-path.js'
 import type { LocalNode } from '../store/nodes.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import * as cbor from '@ipld/dag-cbor'

@@ -1,4 +1,4 @@
-import { resolveHome } from '../host/paths.js'
+import { resolveHome } from '../control/paths.js'
 import { errorMessage } from '../util/errors.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'

@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { ZodError, type ZodType } from 'zod'
 import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { JsonBytes } from './json-bytes.js'
+import { JsonBytes } from '../util/json-bytes.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 
 /** requests of one control connection in progress before the daemon stops reading it */

@@ -1,7 +1,4 @@
-export const SECOND = 1000
-export const MINUTE = 60 * SECOND
-export const HOUR = 60 * MINUTE
-export const DAY = 24 * HOUR
+import { SECOND } from '../util/time.js'
 
 /** packets per frame sent by a link */
 export const FRAME_PACKETS = 256

@@ -13,7 +13,7 @@
 
 import type { KadDHT } from '@libp2p/kad-dht'
 import type { Libp2p } from '@libp2p/interface'
-import { SECOND } from '../delivery/constants.js'
+import { SECOND } from '../util/time.js'
 import type { VerifiedCard, SignedAgentCard } from './card.js'
 import {
   encodeCardRecord, encodeNameRecord, mergeNameClaims, nameKey, recordKey, resolveName, validateCardRecord,

@@ -7,7 +7,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { connect, createServer } from 'node:net'
 import { AmeshError, InvalidArgumentError } from '../util/errors.js'
-import { SECOND } from '../delivery/constants.js'
+import { SECOND } from '../util/time.js'
 
 /** ssh could not connect or authenticate. */
 export class SshFailedError extends AmeshError {

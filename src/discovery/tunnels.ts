@@ -10,7 +10,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from '../store/db.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { SECOND } from '../delivery/constants.js'
+import { SECOND } from '../util/time.js'
 import { freePort, joinKey, queryRemote, spawnForward, waitForPort, type RemoteInfo, type SshJoinSpec } from './ssh.js'
 
 const JOIN_PREFIX = 'j!'

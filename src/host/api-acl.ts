@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { method, type MethodTable } from '../control/server.js'
 import { SIGNALS, ZONES } from '../packet/types.js'
-import type { ChainRecord } from './acl/acl-store.js'
+import type { ChainRecord } from '../authz/acl-store.js'
 import { tokenId } from '../acl/index.js'
 import type { Host } from './host.js'
 

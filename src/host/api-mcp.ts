@@ -5,10 +5,10 @@ import type { Packet } from '../packet/types.js'
 import { InvalidArgumentError, UnknownNodeError } from '../util/errors.js'
 import { ulid } from '../util/ulid.js'
 import type { Host } from './host.js'
-import { renderEntry, type RenderedPacket } from './render.js'
+import { renderEntry, type RenderedPacket } from '../packet/render.js'
 import { resolveTarget } from './resolve.js'
 import { sendMessage } from './send.js'
-import { checkSend } from './acl/acl-check.js'
+import { checkSend } from '../authz/acl-check.js'
 import { nodeList } from './status.js'
 
 // Daemon-side helpers of the Claude Code face (`amesh mcp`, `amesh approve|deny`).

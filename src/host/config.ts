@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
 import { ConfigError } from '../util/errors.js'
-import { DAY, HOUR, SECOND } from '../delivery/constants.js'
+import { DAY, HOUR, SECOND } from '../util/time.js'
 
 export const DEFAULT_PORT = 4747
 

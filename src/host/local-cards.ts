@@ -2,7 +2,7 @@ import type { Libp2p } from '@libp2p/interface'
 import { buildCard, signCard, type SignedAgentCard } from '../discovery/card.js'
 import { signNameClaim, type SignedNameClaim } from '../discovery/records.js'
 import type { LocalNode } from '../store/nodes.js'
-import { HOUR } from '../delivery/constants.js'
+import { HOUR } from '../util/time.js'
 
 /** How long a card and its name claim stay valid: a stopped host's nodes disappear after this. */
 export const CARD_LIFETIME = 3 * HOUR

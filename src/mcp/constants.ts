@@ -1,7 +1,6 @@
+import { SECOND, MINUTE } from '../util/time.js'
 // Defaults of the Claude Code face, in readable units.
 
-export const SECOND = 1000
-export const MINUTE = 60 * SECOND
 
 /** consecutive automatic replies per peer/conversation pair inside the window */
 export const LOOP_LIMIT = 10

@@ -1,6 +1,6 @@
-import { connectOrStart } from '../cli/connect.js'
+import { connectOrStart } from '../control/connect.js'
 import { ControlClient } from '../control/client.js'
-import { homePaths } from '../host/paths.js'
+import { homePaths } from '../control/paths.js'
 
 /**
  * The MCP process's connection to its host daemon. The first connection

@@ -1,4 +1,4 @@
-import type { RenderedPacket } from '../host/render.js'
+import type { RenderedPacket } from '../packet/render.js'
 import type { Logger } from '../util/log.js'
 import { PERMISSION_MAX_PENDING, PERMISSION_PREFIX, PERMISSION_TTL, PREVIEW_CHARS } from './constants.js'
 import type { DaemonLink } from './link.js'

@@ -1,4 +1,4 @@
-import type { RenderedPacket } from '../host/render.js'
+import type { RenderedPacket } from '../packet/render.js'
 import { PERMISSION_PREFIX } from './constants.js'
 
 /** The params of one `notifications/claude/channel` event. */

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert'
-import type { RenderedPacket } from '../../src/host/render.js'
+import type { RenderedPacket } from '../../src/packet/render.js'
 import { mergeMcpJson } from '../../src/mcp/install.js'
 import { LoopGuard } from '../../src/mcp/loop-guard.js'
 import { parseVerdict } from '../../src/mcp/permission.js'

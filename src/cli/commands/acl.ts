@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../connect.js'
+import { callDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 function csv (v: string | undefined, upper: boolean): string[] | undefined {

@@ -2,11 +2,11 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { join, resolve } from 'node:path'
 import { logFiles } from '../../agents/logs.js'
 import { LOG_FILE } from '../../agents/constants.js'
-import { homePaths } from '../../host/paths.js'
+import { homePaths } from '../../control/paths.js'
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine, printLineAsync } from '../output.js'
 
 const USAGE = `amesh agent start SPEC [--parent NODE] [--name NAME] [--json]

@@ -1,9 +1,9 @@
 import { ControlClient } from '../../control/client.js'
-import { homePaths } from '../../host/paths.js'
+import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../connect.js'
+import { callDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }

@@ -1,8 +1,8 @@
 import type { ControlClient } from '../../control/client.js'
-import type { RenderedPacket } from '../../host/render.js'
+import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { connectOrStart } from '../../control/connect.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {

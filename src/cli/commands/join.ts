@@ -1,11 +1,11 @@
 import { ControlClient } from '../../control/client.js'
 import { INFO_NOT_RUNNING_EXIT, parseSshTarget, type RemoteInfo } from '../../discovery/ssh.js'
 import type { TunnelStatus } from '../../discovery/tunnels.js'
-import { homePaths } from '../../host/paths.js'
+import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, list, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 const USAGE = `amesh join MULTIADDR

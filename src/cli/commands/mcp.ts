@@ -4,7 +4,7 @@ import { claudeCommand, installMcpJson, type McpServerEntry } from '../../mcp/in
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, int, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { BIN } from '../connect.js'
+import { BIN } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 /** stdout carries JSON-RPC only: anything that tries console output goes to stderr. */

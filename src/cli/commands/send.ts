@@ -6,7 +6,7 @@ import { SIGNALS } from '../../packet/types.js'
 import { errorCode, errorMessage, InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 /** TEXT fills the signal's main payload field: text for MESSAGE/ESCALATE, result for RETURN, else context. */

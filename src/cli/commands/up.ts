@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, openSync, chmodSync } from 'node:fs'
 import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
-import { homePaths } from '../../host/paths.js'
+import { homePaths } from '../../control/paths.js'
 import { bool, list, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { BIN, waitForDaemon } from '../connect.js'
+import { BIN, waitForDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 function configFor (args: Parsed, home: string): HostConfig {

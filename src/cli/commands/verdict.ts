@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../connect.js'
+import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 function verdictCommand (behavior: 'allow' | 'deny'): Command {

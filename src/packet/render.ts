@@ -1,5 +1,5 @@
 import * as cbor from '@ipld/dag-cbor'
-import type { Packet } from '../packet/types.js'
+import type { Packet } from './types.js'
 import type { InboxEntry } from '../store/inbox.js'
 
 export interface RenderedPacket {

@@ -14,7 +14,7 @@
 // - the time: an entry lives at most `ttl` ms, never past the earliest
 //   expiry in its grant chain, and never when the clock moved backwards.
 // Denials are never cached.
-import type { LocalNode } from '../../store/nodes.js'
+import type { LocalNode } from '../store/nodes.js'
 
 export const DECISION_TTL_MS = 1000
 export const DECISION_CACHE_MAX = 4096

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ControlClient } from '../control/client.js'
-import { homePaths } from '../host/paths.js'
+import { ControlClient } from './client.js'
+import { homePaths } from './paths.js'
 import { DaemonNotRunningError } from '../util/errors.js'
 
 export const BIN = fileURLToPath(new URL('../../../bin/amesh', import.meta.url))

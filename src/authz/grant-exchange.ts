@@ -1,8 +1,8 @@
 import * as cbor from '@ipld/dag-cbor'
 import * as lp from 'it-length-prefixed'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
-import { errorMessage } from '../../util/errors.js'
-import type { Logger } from '../../util/log.js'
+import { errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
 
 export const GRANTS_PROTOCOL = '/amesh/grants/1.0.0'
 export const REVOCATION_TOPIC = 'amesh/revocations/1'

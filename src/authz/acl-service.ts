@@ -1,11 +1,11 @@
 import { peerIdFromString } from '@libp2p/peer-id'
-import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../../acl/index.js'
-import type { Denial } from '../../delivery/receiver.js'
-import type { Packet, Signal, Zone } from '../../packet/types.js'
-import type { LocalNode } from '../../store/nodes.js'
-import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../../util/errors.js'
-import type { Host } from '../host.js'
-import { resolveTarget, type Target } from '../resolve.js'
+import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
+import type { Denial } from '../delivery/receiver.js'
+import type { Packet, Signal, Zone } from '../packet/types.js'
+import type { LocalNode } from '../store/nodes.js'
+import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../util/errors.js'
+import type { Host } from '../host/host.js'
+import { resolveTarget, type Target } from '../host/resolve.js'
 import { checkReceive, checkSend, denialError, type ReceiveCache, type SendAllow } from './acl-check.js'
 import { DecisionCache } from './decision-cache.js'
 import { AclStore, type ChainRecord } from './acl-store.js'
@@ -122,7 +122,7 @@ export class AclService {
     const parentPath = lineagePathOf(parent.record)
     const parentCert: LineageCert | undefined = parentPath.length > 0 ? verifyLineage(parentPath[0]) : undefined
     this.store.touch()
-    const { generateNodeKey } = await import('../../identity/node-key.js')
+    const { generateNodeKey } = await import('../identity/node-key.js')
     const key = generateNodeKey()
     const cert = encodeLineage(issueLineage(parent.key, key.id, parent.record.depth + 1, parentCert))
     return await this.host.nodes.create(name, 'external', { key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })

@@ -7,7 +7,7 @@
 // starting with a BOM. Anything else (floats, tags, byte strings where they
 // would be rendered, odd keys, malformed data) falls back to
 // JSON.stringify(renderEntry(...)), so the output is the same either way.
-import type { JsonBytes } from '../control/json-bytes.js'
+import type { JsonBytes } from '../util/json-bytes.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { OPTIONAL_FIELDS, renderEntry } from './render.js'
 

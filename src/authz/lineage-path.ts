@@ -1,6 +1,6 @@
 import * as cbor from '@ipld/dag-cbor'
-import { ancestorsOf, verifyLineagePath } from '../../acl/index.js'
-import type { NodeRecord } from '../../store/nodes.js'
+import { ancestorsOf, verifyLineagePath } from '../acl/index.js'
+import type { NodeRecord } from '../store/nodes.js'
 
 /** A node's lineage path (its own certificate first, up to a child of a root), as stored in its record. */
 export function lineagePathOf (record: NodeRecord): Uint8Array[] {

@@ -1,6 +1,6 @@
 import * as cbor from '@ipld/dag-cbor'
-import { decodeToken, tokenId, verifyRevocation, type Revocation } from '../../acl/index.js'
-import { scan, type Committer, type RawDb } from '../../store/db.js'
+import { decodeToken, tokenId, verifyRevocation, type Revocation } from '../acl/index.js'
+import { scan, type Committer, type RawDb } from '../store/db.js'
 
 const HELD = 'g!h!'
 const ISSUED = 'g!i!'

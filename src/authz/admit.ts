@@ -1,6 +1,6 @@
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet } from '../packet/types.js'
-import type { Host } from './host.js'
+import type { Host } from '../host/host.js'
 
 /**
  * The receiving host's admission check for a packet from a remote host:

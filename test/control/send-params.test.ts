@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
 import { ControlServer, method } from '../../src/control/server.js'
-import { checkSendParams, sendSchema } from '../../src/host/send-params.js'
+import { checkSendParams, sendSchema } from '../../src/control/send-params.js'
 import { silentLogger } from '../../src/util/log.js'
 
 const VALID: object[] = [

@@ -1,12 +1,6 @@
-import * as cbor from '@ipld/dag-cbor'
 import { decodeToken, tokenId, verifyRevocation, type Revocation } from '../acl/index.js'
-import { scan, type Committer, type RawDb } from '../store/db.js'
-
-const HELD = 'g!h!'
-const ISSUED = 'g!i!'
-const REVOKED = 'r!'
-const BLOCK = 'b!'
-const ONE = new Uint8Array([1])
+import { AclRecords } from '../store/acl-records.js'
+import type { Committer, RawDb } from '../store/db.js'
 
 /** A grant chain (encoded tokens, root first) and what it is about. */
 export interface ChainRecord {
@@ -48,13 +42,17 @@ export class AclStore {
 
   touch (): void { this.gen++ }
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer) {}
+  private readonly records: AclRecords
+
+  constructor (db: RawDb, committer: Committer) {
+    this.records = new AclRecords(db, committer)
+  }
 
   async load (): Promise<void> {
-    for await (const [, v] of scan(this.db, HELD)) this.rememberHeld(describeChain(cbor.decode<Uint8Array[]>(v)))
-    for await (const [, v] of scan(this.db, ISSUED)) { const r = describeChain(cbor.decode<Uint8Array[]>(v)); this.issued.set(r.id, r) }
-    for await (const [, v] of scan(this.db, REVOKED)) this.rememberRevocation(v)
-    for await (const [k] of scan(this.db, BLOCK)) this.blocks.add(k.slice(BLOCK.length))
+    for await (const chain of this.records.heldChains()) this.rememberHeld(describeChain(chain))
+    for await (const chain of this.records.issuedChains()) { const r = describeChain(chain); this.issued.set(r.id, r) }
+    for await (const bytes of this.records.revocations()) this.rememberRevocation(bytes)
+    for await (const key of this.records.blocks()) this.blocks.add(key)
     this.gen++
   }
 
@@ -81,7 +79,7 @@ export class AclStore {
   async hold (chain: Uint8Array[]): Promise<ChainRecord> {
     const r = describeChain(chain)
     this.rememberHeld(r)
-    await this.committer.write([{ type: 'put', key: `${HELD}${r.aud}!${r.sub}!${r.id}`, value: cbor.encode(chain) }])
+    await this.records.putHeld(r, chain)
     return r
   }
 
@@ -89,7 +87,7 @@ export class AclStore {
     const r = describeChain(chain)
     this.issued.set(r.id, r)
     this.gen++
-    await this.committer.write([{ type: 'put', key: ISSUED + r.id, value: cbor.encode(chain) }])
+    await this.records.putIssued(r.id, chain)
     return r
   }
 
@@ -115,7 +113,7 @@ export class AclStore {
     const before = this.revocationBytes.length
     const rev = this.rememberRevocation(bytes)
     if (this.revocationBytes.length === before) return undefined
-    await this.committer.write([{ type: 'put', key: `${REVOKED}${rev.token}!${rev.revoker}`, value: bytes }])
+    await this.records.putRevocation(rev.token, rev.revoker, bytes)
     return rev
   }
 
@@ -129,7 +127,7 @@ export class AclStore {
     if (on) this.blocks.add(key)
     else this.blocks.delete(key)
     this.gen++
-    await this.committer.write([on ? { type: 'put', key: BLOCK + key, value: ONE } : { type: 'del', key: BLOCK + key }])
+    await this.records.setBlock(node, sender, on)
   }
 
   blocksOf (node: string): string[] {

@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events'
-import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from '../store/db.js'
+import { CardRecords } from '../store/cards.js'
+import type { Committer, RawDb } from '../store/db.js'
 import { NameCollisionError } from '../util/errors.js'
-import { isExpired, verifyCard, type SignedAgentCard, type VerifiedCard } from './card.js'
+import { isExpired, verifyCard, type VerifiedCard } from './card.js'
 
-const CARD_PREFIX = 'k!'
 const MAX_REMOTE_CARDS = 100_000
 
 /**
@@ -14,16 +14,18 @@ const MAX_REMOTE_CARDS = 100_000
 export class Directory extends EventEmitter {
   private readonly byId = new Map<string, VerifiedCard>()
   private readonly byName = new Map<string, Set<string>>()
+  private readonly records: CardRecords
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly localPeer: string) {
+  constructor (db: RawDb, committer: Committer, private readonly localPeer: string) {
     super()
+    this.records = new CardRecords(db, committer)
     this.setMaxListeners(0)
   }
 
   async load (): Promise<void> {
-    for await (const [, value] of scan(this.db, CARD_PREFIX)) {
+    for await (const card of this.records.all()) {
       try {
-        this.remember(verifyCard(fromJsonBytes<SignedAgentCard>(value)))
+        this.remember(verifyCard(card))
       } catch {
         // a card that no longer verifies is simply forgotten
       }
@@ -47,7 +49,7 @@ export class Directory extends EventEmitter {
     if (prior !== undefined && prior.issuedAt >= vc.issuedAt) return undefined
     if (prior === undefined && this.byId.size >= MAX_REMOTE_CARDS) return undefined
     this.remember(vc)
-    await this.committer.write([{ type: 'put', key: CARD_PREFIX + vc.nodeId, value: toJsonBytes(vc.card) }])
+    await this.records.put(vc.nodeId, vc.card)
     this.emit('card', vc)
     return vc
   }
@@ -60,7 +62,7 @@ export class Directory extends EventEmitter {
       this.byName.get(vc.name)?.delete(vc.nodeId)
       if (this.byName.get(vc.name)?.size === 0) this.byName.delete(vc.name)
     }
-    if (gone.length > 0) await this.committer.write(gone.map((vc) => ({ type: 'del' as const, key: CARD_PREFIX + vc.nodeId })))
+    await this.records.delete(gone.map((vc) => vc.nodeId))
     return gone.length
   }
 

@@ -7,13 +7,13 @@
 import type { ChildProcess } from 'node:child_process'
 import type { Libp2p } from '@libp2p/interface'
 import { multiaddr } from '@multiformats/multiaddr'
-import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from '../store/db.js'
+import type { Committer, RawDb } from '../store/db.js'
+import { SshJoinRecords } from '../store/ssh-joins.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
 import { freePort, joinKey, queryRemote, spawnForward, waitForPort, type RemoteInfo, type SshJoinSpec } from './ssh.js'
 
-const JOIN_PREFIX = 'j!'
 export const TUNNEL_BACKOFF_MIN = SECOND
 export const TUNNEL_BACKOFF_MAX = 30 * SECOND
 const DIAL_TIMEOUT = 15 * SECOND
@@ -140,20 +140,24 @@ export class SshTunnel {
 /** The host's ssh joins: stored, started at boot, listed for `amesh join --tunnels`. */
 export class SshJoins {
   private readonly tunnels = new Map<string, SshTunnel>()
+  private readonly records: SshJoinRecords
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly deps: Deps) {}
+  constructor (db: RawDb, committer: Committer, private readonly deps: Deps) {
+    this.records = new SshJoinRecords(db, committer)
+  }
 
   /** Start every remembered join in the background. */
   async resume (): Promise<void> {
-    for await (const [, value] of scan(this.db, JOIN_PREFIX)) {
+    const skip = (err: unknown): void => this.deps.log(`ssh joins: skipping a stored join: ${errorMessage(err)}`)
+    for await (const stored of this.records.all(skip)) {
       try {
-        const spec = fromJsonBytes<SshJoinSpec>(value)
+        const spec = stored as SshJoinSpec
         if (this.tunnels.has(joinKey(spec))) continue
         const t = new SshTunnel(spec, this.deps)
         this.tunnels.set(joinKey(spec), t)
         t.run()
       } catch (err) {
-        this.deps.log(`ssh joins: skipping a stored join: ${errorMessage(err)}`)
+        skip(err)
       }
     }
   }
@@ -165,7 +169,7 @@ export class SshJoins {
     const t = new SshTunnel(spec, this.deps)
     await t.open()
     this.tunnels.set(key, t)
-    await this.committer.write([{ type: 'put', key: JOIN_PREFIX + key, value: toJsonBytes(spec) }])
+    await this.records.put(key, spec)
     return t.status()
   }
 
@@ -174,7 +178,7 @@ export class SshJoins {
     const t = this.tunnels.get(key)
     t?.stop()
     this.tunnels.delete(key)
-    await this.committer.write([{ type: 'del', key: JOIN_PREFIX + key }])
+    await this.records.delete(key)
     return t !== undefined
   }
 

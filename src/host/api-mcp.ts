@@ -111,10 +111,8 @@ export function mcpMethods (host: Host): MethodTable {
       params: z.object({ node: name, id: z.string().min(1).max(256) }).strict(),
       call: async (p): Promise<RenderedPacket> => {
         const nodeId = localNode(host, p.node).id
-        const bytes = await host.db.get('d!' + p.id)
-        const where = bytes === undefined ? undefined : JSON.parse(new TextDecoder().decode(bytes)) as { nodeId: string, seq: number }
-        const [entry] = where?.nodeId === nodeId ? await host.inbox.read(nodeId, where.seq - 1, 1) : []
-        if (entry === undefined || entry.seq !== where?.seq) throw new InvalidArgumentError(`no message ${p.id} in the inbox of ${p.node}`)
+        const entry = await host.inbox.entryById(nodeId, p.id)
+        if (entry === undefined) throw new InvalidArgumentError(`no message ${p.id} in the inbox of ${p.node}`)
         return renderEntry(entry, (x) => host.label(x))
       }
     }),

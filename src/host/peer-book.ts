@@ -1,19 +1,19 @@
-import { scan, type Committer, type RawDb } from '../store/db.js'
-
-const PEER_PREFIX = 'p!'
-const enc = new TextEncoder()
+import type { Committer, RawDb } from '../store/db.js'
+import { PeerRecords } from '../store/peers.js'
 
 /** Peer addresses joined with `amesh join` / `--peer`, used as bootstrap peers on later starts. */
 export class PeerBook {
-  constructor (private readonly db: RawDb, private readonly committer: Committer) {}
+  private readonly records: PeerRecords
+
+  constructor (db: RawDb, committer: Committer) {
+    this.records = new PeerRecords(db, committer)
+  }
 
   async add (addr: string): Promise<void> {
-    await this.committer.write([{ type: 'put', key: PEER_PREFIX + addr, value: enc.encode(String(Date.now())) }])
+    await this.records.add(addr)
   }
 
   async list (): Promise<string[]> {
-    const out: string[] = []
-    for await (const [key] of scan(this.db, PEER_PREFIX)) out.push(key.slice(PEER_PREFIX.length))
-    return out
+    return await this.records.list()
   }
 }

@@ -35,12 +35,8 @@ function signalOf (s: string | undefined): Signal {
 
 /** The conversation of the message replied to, when it is in the sender's inbox. */
 async function conversationOf (host: Host, nodeId: string, msgId: string): Promise<string | undefined> {
-  const bytes = await host.db.get('d!' + msgId)
-  if (bytes === undefined) return undefined
-  const { nodeId: owner, seq } = JSON.parse(new TextDecoder().decode(bytes)) as { nodeId: string, seq: number }
-  if (owner !== nodeId) return undefined
-  const [entry] = await host.inbox.read(owner, seq - 1, 1)
-  if (entry === undefined || entry.seq !== seq) return undefined
+  const entry = await host.inbox.entryById(nodeId, msgId)
+  if (entry === undefined) return undefined
   const original = decodePacket(entry.packet)
   return original.conversation_id ?? original.id
 }

@@ -2,12 +2,13 @@ import { EventEmitter } from 'node:events'
 import * as cbor from '@ipld/dag-cbor'
 import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
+import { Bucket } from './schema.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { FifoMap } from '../util/fifo-map.js'
 
-const INBOX_PREFIX = 'i!'
-const CURSOR_PREFIX = 'c!'
-const DEDUP_PREFIX = 'd!'
+const INBOX_PREFIX = Bucket.inbox
+const CURSOR_PREFIX = Bucket.cursor
+const DEDUP_PREFIX = Bucket.dedup
 
 export interface InboxEntry {
   seq: number
@@ -51,7 +52,8 @@ export const DEFAULT_DEDUP_WINDOW = 7 * 24 * 60 * 60 * 1000
 const PRUNE_CHUNK = 5000
 
 interface NodeState { last: number, cursor: number, oldest: number }
-interface Where { nodeId: string, seq: number }
+/** where a stored message id is: its node's inbox and seq */
+export interface Where { nodeId: string, seq: number }
 interface Lookup { checked: Set<string>, found: Map<string, Where> }
 
 export function seqKey (nodeId: string, seq: number): string {
@@ -220,7 +222,7 @@ export class InboxStore extends EventEmitter {
     if (known !== undefined) return known
     if (looked.checked.has(packetId)) return looked.found.get(packetId)
     // queued by another append when looked up, settled since: ask the store
-    return this.db.get(DEDUP_PREFIX + packetId).then((bytes) => bytes === undefined ? undefined : fromJsonBytes<Where>(bytes))
+    return this.locate(packetId)
   }
 
   /** Append packets; resolves once all are durable, one result per item, in order. */
@@ -356,6 +358,20 @@ export class InboxStore extends EventEmitter {
       if (bytes >= maxBytes) break
     }
     return out
+  }
+
+  /** Where a stored message id is (durable entries only, within the dedup window). */
+  async locate (packetId: string): Promise<Where | undefined> {
+    const bytes = await this.db.get(DEDUP_PREFIX + packetId)
+    return bytes === undefined ? undefined : fromJsonBytes<Where>(bytes)
+  }
+
+  /** The entry of message `packetId` in the inbox of `nodeId`, while it is retained there. */
+  async entryById (nodeId: string, packetId: string): Promise<InboxEntry | undefined> {
+    const where = await this.locate(packetId)
+    if (where?.nodeId !== nodeId) return undefined
+    const [entry] = await this.read(nodeId, where.seq - 1, 1)
+    return entry?.seq === where.seq ? entry : undefined
   }
 
   /** Move the durable cursor forward (never backward). Returns the cursor. */

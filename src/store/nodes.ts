@@ -1,8 +1,9 @@
 import { generateNodeKey, importNodeKey, type NodeKey } from '../identity/node-key.js'
 import { InvalidArgumentError, NameCollisionError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb } from './db.js'
+import { Bucket } from './schema.js'
 
-const NODE_PREFIX = 'n!'
+const NODE_PREFIX = Bucket.node
 
 export type NodeKind = 'external' | 'managed'
 

@@ -2,10 +2,11 @@ import * as cbor from '@ipld/dag-cbor'
 import { OutboxFullError } from '../util/errors.js'
 import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'
+import { Bucket } from './schema.js'
 
-const OUTBOX_PREFIX = 'o!'
-const EXPIRY_PREFIX = 'e!'
-const DEAD_PREFIX = 'x!'
+const OUTBOX_PREFIX = Bucket.outbox
+const EXPIRY_PREFIX = Bucket.expiry
+const DEAD_PREFIX = Bucket.dead
 /** entries deleted per retention step */
 const PRUNE_CHUNK = 5000
 /** keys of settled (delivered or dead) entries remembered, so most settles need no store read */

@@ -1,0 +1,79 @@
+// The one list of namespaces in a host's LevelDB store (keys are utf8
+// strings, values bytes). Every key the host writes starts with one of these
+// prefixes; each record type is read and written only through its repository
+// in src/store/ (named beside its entry). Key layouts and value encodings are
+// part of the on-disk format: an existing store must open unchanged, so an
+// entry is never renamed or reused. A prefix that is no longer written is
+// kept here as a comment (with what it held and when it was retired), so
+// that it is not given to a new record type while old stores may hold it.
+//
+// `!` separates the parts of a key; ids (did:key, ULID, peer ids, multiaddrs)
+// contain no `!`, and numbers are fixed-width lowercase hex, so key order is
+// numeric order.
+
+export const Bucket = {
+  /**
+   * n!<node id> → JSON NodeRecord (name, kind, PKCS#8 key base64, lineage…).
+   * The nodes served by this host. Repository: nodes.ts (NodeStore).
+   */
+  node: 'n!',
+  /**
+   * i!<node id>!<seq: 12 hex> → [0x01][received ms: float64 BE][packet bytes];
+   * older entries are a CBOR map {r: received, p: packet} (first byte 0xa2),
+   * still read. A node's inbox, gap-free seqs from 1. Repository: inbox.ts.
+   */
+  inbox: 'i!',
+  /** c!<node id> → JSON number: the node's acked inbox cursor. Repository: inbox.ts. */
+  cursor: 'c!',
+  /**
+   * d!<packet id (ULID)> → JSON {"nodeId":…,"seq":N}: where a received
+   * message id is stored, for duplicate detection within the dedup window
+   * (ULID order is time order, so retention deletes a key range) and lookup by
+   * id. Repository: inbox.ts (InboxStore.locate, entryById).
+   */
+  dedup: 'd!',
+  /**
+   * o!<destination peer id>!<enqueue seq: 16 hex> → [0x01][exp ms: float64 BE]
+   * [id len: u8][to len: u8][from len: u8][id][to][from][packet bytes]; older
+   * entries are a CBOR map {i, to, from, exp, p}. Packets queued for a remote
+   * host, in commit order. Repository: outbox.ts.
+   */
+  outbox: 'o!',
+  /** e!<exp ms: 12 hex>!<outbox key> → empty: expiry index of the outbox. Repository: outbox.ts. */
+  expiry: 'e!',
+  /** x!<dead-at ms: 12 hex>!<packet id> → CBOR DeadLetter: packets that could not be delivered. Repository: outbox.ts. */
+  dead: 'x!',
+  /**
+   * g!h!<audience node id>!<subject node id>!<token id> → CBOR array of the
+   * encoded tokens, root first: grant chains held by this host's nodes.
+   * Repository: acl-records.ts.
+   */
+  heldGrant: 'g!h!',
+  /** g!i!<token id> → CBOR array of the encoded tokens, root first: chains this host's nodes issued. Repository: acl-records.ts. */
+  issuedGrant: 'g!i!',
+  /** r!<token id>!<revoker node id> → the signed revocation bytes as received (append-only). Repository: acl-records.ts. */
+  revocation: 'r!',
+  /** b!<node id>!<sender node id> → [0x01]: the node blocks the sender. Repository: acl-records.ts. */
+  block: 'b!',
+  /** p!<multiaddr> → utf8 decimal ms when it was added: peers joined with `amesh join` / `--peer`. Repository: peers.ts. */
+  peer: 'p!',
+  /** k!<node id> → JSON signed agent card: verified cards of nodes on other hosts. Repository: cards.ts. */
+  card: 'k!',
+  /** j!<destination>:<port>:<remote home> → JSON ssh join spec: supervised ssh tunnels. Repository: ssh-joins.ts. */
+  sshJoin: 'j!'
+  // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)
+} as const
+
+export type BucketName = keyof typeof Bucket
+
+/** Every prefix in use, in the order listed. */
+export const BUCKET_PREFIXES: readonly string[] = Object.values(Bucket)
+
+/** The bucket a key belongs to (the longest matching prefix), if any. */
+export function bucketOf (key: string): BucketName | undefined {
+  let best: BucketName | undefined
+  for (const [name, prefix] of Object.entries(Bucket) as Array<[BucketName, string]>) {
+    if (key.startsWith(prefix) && (best === undefined || prefix.length > Bucket[best].length)) best = name
+  }
+  return best
+}

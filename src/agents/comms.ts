@@ -1,33 +1,37 @@
 // comms.allow compiled into grants the managed node issues when it starts:
 // one grant per entry, issued only when no live grant of the same shape exists.
-import type { Host } from '../host/host.js'
 import type { LocalNode } from '../store/nodes.js'
 import { errorMessage } from '../util/errors.js'
-import { resolveTarget } from '../host/resolve.js'
 import { tokenId } from '../acl/index.js'
+import type { AgentsAcl, ResolveNode } from './components.js'
 import type { AllowEntry } from './spec.js'
 import { HOUR } from '../util/time.js'
+
+export interface CommsComponents {
+  acl: { store: Pick<AgentsAcl['store'], 'allIssued' | 'revocationsOf'>, grant: AgentsAcl['grant'] }
+  resolve: ResolveNode
+}
 
 function sameList (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
   return a.length === b.length && a.every((x) => b.includes(x))
 }
 
-function hasLiveGrant (host: Host, node: LocalNode, audience: string, entry: AllowEntry): boolean {
+function hasLiveGrant (acl: CommsComponents['acl'], node: LocalNode, audience: string, entry: AllowEntry): boolean {
   const soon = Date.now() + HOUR
-  return host.acl.store.allIssued().some((r) => r.iss === node.record.id && r.sub === node.record.id && r.aud === audience &&
+  return acl.store.allIssued().some((r) => r.iss === node.record.id && r.sub === node.record.id && r.aud === audience &&
     r.exp > soon && r.chain.length === 1 && sameList(r.signals, entry.signals) && sameList(r.zones, entry.zones) &&
-    host.acl.store.revocationsOf(tokenId(r.chain[0])).length === 0)
+    acl.store.revocationsOf(tokenId(r.chain[0])).length === 0)
 }
 
 /** Issue the spec's grants; returns one line per entry (granted / kept / failed) for the node's log. */
-export async function compileAllow (host: Host, node: LocalNode, allow: AllowEntry[]): Promise<string[]> {
+export async function compileAllow (components: CommsComponents, node: LocalNode, allow: AllowEntry[]): Promise<string[]> {
   const lines: string[] = []
   for (const entry of allow) {
     try {
-      const audience = await resolveTarget(host, entry.node)
-      if (hasLiveGrant(host, node, audience.id, entry)) { lines.push(`comms.allow ${entry.node}: grant already in place`); continue }
-      const r = await host.acl.grant({ as: node.record.name, to: entry.node, signals: entry.signals, zones: entry.zones })
+      const audience = await components.resolve(entry.node)
+      if (hasLiveGrant(components.acl, node, audience.id, entry)) { lines.push(`comms.allow ${entry.node}: grant already in place`); continue }
+      const r = await components.acl.grant({ as: node.record.name, to: entry.node, signals: entry.signals, zones: entry.zones })
       lines.push(`comms.allow ${entry.node}: granted ${r.id}${r.handed ? '' : ' (handed over when its host connects)'}`)
     } catch (err) {
       lines.push(`comms.allow ${entry.node}: not granted: ${errorMessage(err)}`)

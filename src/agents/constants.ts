@@ -17,8 +17,7 @@ export const DEFAULT_STOP_TIMEOUT = 10 * SECOND
 
 /** Rotated output: the current file grows to this size, then shifts to .1 … .LOG_KEEP. */
 export const LOG_MAX_BYTES = 1024 * 1024
-export const LOG_KEEP = 3
-export const LOG_FILE = 'output.log'
+export { LOG_FILE, LOG_KEEP } from '../control/agent-files.js'
 export const STATE_FILE = 'state.json'
 /** The host-level issuer key (dot-prefixed: no node name can collide with it). */
 export const HOST_ISSUER_FILE = '.host-issuer.key'

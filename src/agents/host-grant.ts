@@ -10,10 +10,11 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { commandCovers, decodeToken, encodeToken, isCommand, issueToken, revokerCounts, verifyChain } from '../acl/index.js'
 import { GrantExchange } from '../authz/grant-exchange.js'
 import type { ChainRecord } from '../authz/acl-store.js'
-import type { Host } from '../host/host.js'
-import { resolveTarget } from '../host/resolve.js'
+import type { Libp2p } from '@libp2p/interface'
 import { generateNodeKey, importNodeKey, type NodeKey } from '../identity/node-key.js'
 import { InvalidArgumentError } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import type { AgentsAcl, ResolveNode } from './components.js'
 import { HOST_ISSUER_FILE } from './constants.js'
 import { HostGrantError } from './errors.js'
 import { DAY } from '../util/time.js'
@@ -33,22 +34,37 @@ export function loadOrCreateIssuer (agentsDir: string): NodeKey {
 
 export interface HostGrantRequest { to: string, cmd: string, expiresMs?: number }
 
+/** What issuing a host grant uses: the grant store, resolution, and libp2p to hand the grant over. */
+export interface HostGrantComponents {
+  acl: { store: Pick<AgentsAcl['store'], 'issue' | 'hold'> }
+  resolve: ResolveNode
+  libp2p: Libp2p
+  log: Logger
+}
+
+/** What checking a presented host grant uses: revocations, and this host's peer id (named in the refusal). */
+export interface HostGrantCheckComponents {
+  acl: { store: Pick<AgentsAcl['store'], 'revocationsOf'> }
+  libp2p: Pick<Libp2p, 'peerId'>
+}
+
 /** Issue a host grant and hand it to the audience's host. */
-export async function issueHostGrant (host: Host, issuer: NodeKey, req: HostGrantRequest): Promise<ChainRecord & { handed: boolean, cmd: string }> {
+export async function issueHostGrant (components: HostGrantComponents, issuer: NodeKey, req: HostGrantRequest): Promise<ChainRecord & { handed: boolean, cmd: string }> {
   if (!isCommand(req.cmd)) throw new InvalidArgumentError(`--cmd must be a command path such as /agent/start (got ${req.cmd})`)
-  const audience = await resolveTarget(host, req.to)
+  const audience = await components.resolve(req.to)
   const token = issueToken(issuer, { aud: audience.id, sub: issuer.id, cmd: req.cmd, exp: Date.now() + (req.expiresMs ?? DEFAULT_LIFETIME) })
   const chain = [encodeToken(token)]
-  const record = await host.acl.store.issue(chain)
+  const { store } = components.acl
+  const record = await store.issue(chain)
   let handed = true
-  if (audience.kind === 'local') await host.acl.store.hold(chain)
-  else handed = await new GrantExchange(host.libp2p, { learn: async () => {}, bundleFor: () => ({ chains: [], revocations: [] }) }, host.log).pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
+  if (audience.kind === 'local') await store.hold(chain)
+  else handed = await new GrantExchange(components.libp2p, { learn: async () => {}, bundleFor: () => ({ chains: [], revocations: [] }) }, components.log).pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   return { ...record, handed, cmd: req.cmd }
 }
 
 /** Chains a local node holds whose every link covers `cmd` (host grants it may present). */
-export function presentable (host: Host, nodeId: string, cmd: string): Uint8Array[][] {
-  return host.acl.store.allHeld()
+export function presentable (store: Pick<AgentsAcl['store'], 'allHeld'>, nodeId: string, cmd: string): Uint8Array[][] {
+  return store.allHeld()
     .filter((r) => r.aud === nodeId && r.chain.every((b) => commandCovers(decodeToken(b).payload.cmd, cmd)))
     .sort((a, b) => b.exp - a.exp)
     .slice(0, MAX_PRESENTED)
@@ -56,7 +72,7 @@ export function presentable (host: Host, nodeId: string, cmd: string): Uint8Arra
 }
 
 /** Throws HostGrantError unless one chain is a live grant of `cmd` by this host's issuer to `requester`. */
-export function checkHostGrant (host: Host, issuerId: string, chains: Uint8Array[][], requester: string, requesterName: string, cmd: string): void {
+export function checkHostGrant (components: HostGrantCheckComponents, issuerId: string, chains: Uint8Array[][], requester: string, requesterName: string, cmd: string): void {
   let reason = 'no host grant was presented'
   for (const chain of chains.slice(0, MAX_PRESENTED)) {
     const r = verifyChain(chain, {
@@ -67,10 +83,10 @@ export function checkHostGrant (host: Host, issuerId: string, chains: Uint8Array
       cmd,
       now: Date.now(),
       speaksFor: (iss, sub) => iss === sub,
-      isRevoked: (id, issuers) => host.acl.store.revocationsOf(id).some((rev) => revokerCounts(rev.revoker, issuers))
+      isRevoked: (id, issuers) => components.acl.store.revocationsOf(id).some((rev) => revokerCounts(rev.revoker, issuers))
     })
     if (r.ok) return
     reason = `${r.code}: ${r.reason}`
   }
-  throw new HostGrantError(`host ${host.libp2p.peerId.toString()} refused ${cmd} for ${requesterName}: ${reason}; its operator can allow it with: amesh grant --host --to ${requesterName} --cmd ${cmd}`)
+  throw new HostGrantError(`host ${components.libp2p.peerId.toString()} refused ${cmd} for ${requesterName}: ${reason}; its operator can allow it with: amesh grant --host --to ${requesterName} --cmd ${cmd}`)
 }

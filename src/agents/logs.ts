@@ -4,19 +4,13 @@ import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } f
 import { join } from 'node:path'
 import { LOG_FILE, LOG_KEEP, LOG_MAX_BYTES } from './constants.js'
 
+export { logFiles } from '../control/agent-files.js'
+
 export interface LogOptions {
   /** default LOG_MAX_BYTES */
   maxBytes?: number
   /** rotated files kept; default LOG_KEEP */
   keep?: number
-}
-
-/** The log files of a node, oldest first (rotated ones, then the current one). */
-export function logFiles (dir: string, keep = LOG_KEEP): string[] {
-  const files: string[] = []
-  for (let i = keep; i >= 1; i--) files.push(join(dir, `${LOG_FILE}.${i}`))
-  files.push(join(dir, LOG_FILE))
-  return files.filter((f) => existsSync(f))
 }
 
 export class RotatingLog {

@@ -3,14 +3,15 @@
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { Libp2p } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { Host } from '../host/host.js'
-import { resolveTarget } from '../host/resolve.js'
+import type { HomePaths } from '../control/paths.js'
 import { generateNodeKey, type NodeKey } from '../identity/node-key.js'
-import type { LocalNode, NodeCardFields } from '../store/nodes.js'
+import type { LocalNode, NodeCardFields, NodeStore } from '../store/nodes.js'
 import { InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
 import { WITHDRAW_GRACE } from './constants.js'
-import { compileAllow } from './comms.js'
+import { compileAllow, type CommsComponents } from './comms.js'
 import { NotManagedError, UnknownAgentError } from './errors.js'
 import { loadOrCreateIssuer } from './host-grant.js'
 import { signChild, type ChildLineage } from './lineage.js'
@@ -18,7 +19,6 @@ import { RotatingLog } from './logs.js'
 import { loadSpecFile, parseSpecObject, type AgentSpec } from './spec.js'
 import { agentDir, loadRecords, saveRecord, type AgentRecord } from './state.js'
 import { Supervisor, killGroup } from './supervisor.js'
-import type { Placement } from './placement.js'
 
 const BIN = fileURLToPath(new URL('../../../bin/amesh', import.meta.url))
 
@@ -47,6 +47,38 @@ export interface AgentView {
 
 export interface Placed { name: string, id: string, host: string, parent: string | null, state: string }
 
+/** The signed cards of this host's nodes, as far as managed nodes change them. */
+export interface ManagedCards {
+  /** a stopped node's card: short-lived from now on */
+  withdraw: (node: LocalNode, grace: number) => void
+  /** a started node's card is a normal one again */
+  restore: (nodeId: string) => void
+  /** re-sign the card (the spec changed) */
+  invalidate: (nodeId: string) => void
+}
+
+/** What the manager uses of its host (comms grants included). */
+export interface ManagerComponents extends CommsComponents {
+  libp2p: Pick<Libp2p, 'peerId'>
+  nodes: Pick<NodeStore, 'get' | 'create' | 'update'>
+  cards: ManagedCards
+  /** a node id's name, when this host knows it */
+  label: (nodeId: string) => string
+  /** tell other hosts (card exchange, DHT, gossip) that a local node appeared or changed */
+  announce: () => void
+  paths: Pick<HomePaths, 'home' | 'agents'>
+  /** policy.max_depth */
+  maxDepth: number
+  log: Logger
+}
+
+/** Placing and stopping managed nodes on other hosts (the placement protocol's caller side). */
+export interface RemotePlacement {
+  /** ask `peer` to run the node under `parent`; returns the node id */
+  place: (peer: string, name: string, spec: Record<string, unknown>, parent: LocalNode) => Promise<string>
+  stopRemote: (peer: string, name: string, parentId: string) => Promise<void>
+}
+
 function cardFields (spec: AgentSpec): NodeCardFields {
   const card: NodeCardFields = {}
   if (spec.description !== undefined) card.description = spec.description
@@ -60,28 +92,27 @@ function isPeerId (v: string): boolean {
 
 export class AgentManager {
   readonly issuer: NodeKey
-  placement?: Placement
   private readonly supervisors = new Map<string, Supervisor>()
   private readonly records = new Map<string, AgentRecord>()
 
-  constructor (private readonly host: Host) {
-    this.issuer = loadOrCreateIssuer(host.paths.agents)
+  constructor (private readonly components: ManagerComponents, private readonly placement: RemotePlacement) {
+    this.issuer = loadOrCreateIssuer(components.paths.agents)
   }
 
-  private get self (): string { return this.host.libp2p.peerId.toString() }
+  private get self (): string { return this.components.libp2p.peerId.toString() }
 
   /** Load desired state: start what should run, keep stopped nodes' cards withdrawn. */
   async restore (): Promise<void> {
-    for (const rec of loadRecords(this.host.paths.agents, (name, err) => this.host.log(`agents: state of ${name} unreadable: ${errorMessage(err)}`))) {
+    for (const rec of loadRecords(this.components.paths.agents, (name, err) => this.components.log(`agents: state of ${name} unreadable: ${errorMessage(err)}`))) {
       this.records.set(rec.name, rec)
-      const node = this.host.nodes.get(rec.nodeId)
+      const node = this.components.nodes.get(rec.nodeId)
       if (rec.remote !== undefined || node === undefined) continue
       this.clearLeftover(rec)
-      if (rec.desired !== 'running') { this.host.cards.withdraw(node, WITHDRAW_GRACE); continue }
+      if (rec.desired !== 'running') { this.components.cards.withdraw(node, WITHDRAW_GRACE); continue }
       try {
         await this.launch(node, parseSpecObject(rec.raw, rec.base, rec.name), rec)
       } catch (err) {
-        this.host.log(`agents: could not bring back ${rec.name}: ${errorMessage(err)}`)
+        this.components.log(`agents: could not bring back ${rec.name}: ${errorMessage(err)}`)
       }
     }
   }
@@ -110,7 +141,7 @@ export class AgentManager {
 
   private parentNode (name: string | undefined): LocalNode | undefined {
     if (name === undefined) return undefined
-    const parent = this.host.nodes.get(name)
+    const parent = this.components.nodes.get(name)
     if (parent === undefined) throw new UnknownNodeError(`no node named ${name} on this host to be the parent (create it with: amesh node add ${name})`)
     return parent
   }
@@ -118,19 +149,18 @@ export class AgentManager {
   /** `host:` names a peer id, or a node whose serving host is meant. */
   private async hostOf (target: string): Promise<string> {
     if (isPeerId(target)) return target
-    const t = await resolveTarget(this.host, target)
+    const t = await this.components.resolve(target)
     return t.kind === 'local' ? this.self : t.host
   }
 
   private async startRemote (peer: string, spec: AgentSpec, raw: Record<string, unknown>, base: string, parent: LocalNode | undefined): Promise<Placed> {
     if (parent === undefined) throw new InvalidArgumentError('remote placement needs a parent node (--parent NODE, or run inside a node with AMESH_NODE set)')
-    if (this.placement === undefined) throw new InvalidArgumentError('remote placement is not available on this host')
     this.refuseTaken(spec.name)
     const { host: _drop, ...rest } = raw
     const id = await this.placement.place(peer, spec.name, rest, parent)
     const rec: AgentRecord = { name: spec.name, nodeId: id, desired: 'running', raw, base, remote: { host: peer }, parent: parent.record.id }
     this.records.set(rec.name, rec)
-    saveRecord(this.host.paths.agents, rec)
+    saveRecord(this.components.paths.agents, rec)
     return { name: spec.name, id, host: peer, parent: parent.record.name, state: 'remote' }
   }
 
@@ -145,19 +175,19 @@ export class AgentManager {
     const existing = await this.existing(spec, parent?.record.id)
     if (existing !== undefined) return existing
     const key = generateNodeKey()
-    const lineage = parent !== undefined ? signChild(parent, key.id, this.host.config.maxDepth) : undefined
+    const lineage = parent !== undefined ? signChild(parent, key.id, this.components.maxDepth) : undefined
     return await this.create(spec, key, parent?.record.id, lineage)
   }
 
   /** An existing managed node of the spec's name, checked and updated from the spec; undefined when there is none. */
   async existing (spec: AgentSpec, parentId: string | undefined): Promise<LocalNode | undefined> {
     this.refuseTaken(spec.name)
-    const node = this.host.nodes.get(spec.name)
+    const node = this.components.nodes.get(spec.name)
     return node === undefined ? undefined : await this.reuse(node, spec, parentId)
   }
 
   async create (spec: AgentSpec, key: NodeKey, parentId: string | undefined, lineage: ChildLineage | undefined): Promise<LocalNode> {
-    return await this.host.nodes.create(spec.name, 'managed', {
+    return await this.components.nodes.create(spec.name, 'managed', {
       key,
       parent: parentId,
       depth: lineage?.depth ?? 0,
@@ -171,34 +201,34 @@ export class AgentManager {
   private async reuse (node: LocalNode, spec: AgentSpec, parentId: string | undefined): Promise<LocalNode> {
     if (node.record.kind !== 'managed') throw new NotManagedError(`node ${spec.name} is an external node: amesh does not start or stop it (pick another name)`)
     if (parentId !== undefined && parentId !== node.record.parent) {
-      throw new NameCollisionError(`managed node ${spec.name} has parent ${this.host.label(node.record.parent ?? 'none')}; re-parenting an existing node is refused`)
+      throw new NameCollisionError(`managed node ${spec.name} has parent ${this.components.label(node.record.parent ?? 'none')}; re-parenting an existing node is refused`)
     }
     const record = { ...node.record, card: cardFields(spec) }
     if (spec.profile !== undefined) record.profile = spec.profile
     else delete record.profile
-    await this.host.nodes.update(record)
-    this.host.cards.invalidate(node.record.id)
-    return this.host.nodes.get(node.record.id) ?? node
+    await this.components.nodes.update(record)
+    this.components.cards.invalidate(node.record.id)
+    return this.components.nodes.get(node.record.id) ?? node
   }
 
   /** Issue comms grants, record the desired state, start the process, announce the card. */
   async launch (node: LocalNode, spec: AgentSpec, rec: AgentRecord): Promise<void> {
-    const log = new RotatingLog(agentDir(this.host.paths.agents, spec.name))
-    for (const line of await compileAllow(this.host, node, spec.allow)) log.note(line)
+    const log = new RotatingLog(agentDir(this.components.paths.agents, spec.name))
+    for (const line of await compileAllow(this.components, node, spec.allow)) log.note(line)
     const record: AgentRecord = { ...rec, desired: 'running' }
     delete record.remote
     this.records.set(spec.name, record)
-    saveRecord(this.host.paths.agents, record)
+    saveRecord(this.components.paths.agents, record)
     const sup = new Supervisor({ spec, env: this.envFor(node, spec), log, onPid: (pid) => this.rememberPid(spec.name, pid) })
     this.supervisors.set(spec.name, sup)
-    this.host.cards.restore(node.record.id)
+    this.components.cards.restore(node.record.id)
     sup.start()
-    this.host.announce()
+    this.components.announce()
   }
 
   private envFor (node: LocalNode, spec: AgentSpec): NodeJS.ProcessEnv {
     const path = [dirname(BIN), dirname(process.execPath), process.env.PATH ?? ''].join(':')
-    const env: NodeJS.ProcessEnv = { ...process.env, ...spec.env, AMESH_HOME: this.host.paths.home, AMESH_NODE: node.record.name, AMESH_NODE_ID: node.record.id, AMESH_BIN: BIN, PATH: path }
+    const env: NodeJS.ProcessEnv = { ...process.env, ...spec.env, AMESH_HOME: this.components.paths.home, AMESH_NODE: node.record.name, AMESH_NODE_ID: node.record.id, AMESH_BIN: BIN, PATH: path }
     if (spec.heartbeatMs !== undefined) env.AMESH_HEARTBEAT_MS = String(spec.heartbeatMs)
     else delete env.AMESH_HEARTBEAT_MS
     return env
@@ -208,7 +238,7 @@ export class AgentManager {
     const rec = this.records.get(name)
     if (rec === undefined || rec.pid === pid) return
     rec.pid = pid
-    try { saveRecord(this.host.paths.agents, rec) } catch (err) { this.host.log(`agents: saving ${name}: ${errorMessage(err)}`) }
+    try { saveRecord(this.components.paths.agents, rec) } catch (err) { this.components.log(`agents: saving ${name}: ${errorMessage(err)}`) }
   }
 
   /** `agent stop`: the process ends, the card is withdrawn, the node (and its inbox) stays. */
@@ -216,25 +246,25 @@ export class AgentManager {
     const rec = this.records.get(name)
     if (rec === undefined) throw new UnknownAgentError(`no managed node named ${name} on this host`)
     if (rec.remote !== undefined) {
-      if (this.placement === undefined || rec.parent === undefined) throw new InvalidArgumentError(`${name} runs on host ${rec.remote.host}; stop it there`)
+      if (rec.parent === undefined) throw new InvalidArgumentError(`${name} runs on host ${rec.remote.host}; stop it there`)
       await this.placement.stopRemote(rec.remote.host, name, rec.parent)
       rec.desired = 'stopped'
-      saveRecord(this.host.paths.agents, rec)
-      return { name, id: rec.nodeId, host: rec.remote.host, parent: this.host.label(rec.parent), state: 'stopped' }
+      saveRecord(this.components.paths.agents, rec)
+      return { name, id: rec.nodeId, host: rec.remote.host, parent: this.components.label(rec.parent), state: 'stopped' }
     }
     rec.desired = 'stopped'
-    saveRecord(this.host.paths.agents, rec)
+    saveRecord(this.components.paths.agents, rec)
     await this.supervisors.get(name)?.stop()
-    const node = this.host.nodes.get(rec.nodeId)
-    if (node !== undefined) this.host.cards.withdraw(node, WITHDRAW_GRACE)
-    this.host.announce()
+    const node = this.components.nodes.get(rec.nodeId)
+    if (node !== undefined) this.components.cards.withdraw(node, WITHDRAW_GRACE)
+    this.components.announce()
     return this.view(name)
   }
 
   /** The parent that may stop a node placed here from another host. */
   parentOf (name: string): string | undefined {
     const rec = this.records.get(name)
-    return rec === undefined || rec.remote !== undefined ? undefined : this.host.nodes.get(rec.nodeId)?.record.parent
+    return rec === undefined || rec.remote !== undefined ? undefined : this.components.nodes.get(rec.nodeId)?.record.parent
   }
 
   beat (name: string): { name: string, state: string } {
@@ -248,13 +278,13 @@ export class AgentManager {
     const rec = this.records.get(name)
     if (rec === undefined) throw new UnknownAgentError(`no managed node named ${name} on this host`)
     const sup = this.supervisors.get(name)
-    const node = this.host.nodes.get(rec.nodeId)
+    const node = this.components.nodes.get(rec.nodeId)
     const parentId = rec.parent ?? node?.record.parent ?? null
     const v: AgentView = {
       name,
       id: rec.nodeId,
       kind: 'managed',
-      parent: parentId === null ? null : this.host.label(parentId),
+      parent: parentId === null ? null : this.components.label(parentId),
       parent_id: parentId,
       state: rec.remote !== undefined ? (rec.desired === 'running' ? 'remote' : 'stopped') : (sup?.state ?? 'stopped'),
       pid: sup?.pid ?? null,

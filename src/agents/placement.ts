@@ -13,17 +13,20 @@ import { pushable, type Pushable } from 'it-pushable'
 import type { Libp2p, Stream } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { checkDepthPolicy } from '../acl/index.js'
-import type { Host } from '../host/host.js'
-import { generateNodeKey } from '../identity/node-key.js'
+import type { HomePaths } from '../control/paths.js'
+import type { CardExchange } from '../discovery/cards-protocol.js'
+import type { Directory } from '../discovery/directory.js'
+import { generateNodeKey, type NodeKey } from '../identity/node-key.js'
 import type { LocalNode } from '../store/nodes.js'
 import { AmeshError, errorCode, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import type { AgentsAcl } from './components.js'
 import { AGENT_START_CMD, AGENTS_PROTOCOL, PLACEMENT_MAX_MESSAGE, PLACEMENT_TIMEOUT } from './constants.js'
 import { PlacementError } from './errors.js'
 import { checkHostGrant, presentable } from './host-grant.js'
-import { checkChildLineage, signChild } from './lineage.js'
-import type { AgentManager } from './manager.js'
-import { parseSpecObject } from './spec.js'
-import { agentDir } from './state.js'
+import { checkChildLineage, signChild, type ChildLineage } from './lineage.js'
+import { parseSpecObject, type AgentSpec } from './spec.js'
+import { agentDir, type AgentRecord } from './state.js'
 
 type Msg = Record<string, unknown>
 const enc = new TextEncoder()
@@ -77,13 +80,52 @@ function chainsOf (msg: Msg): Uint8Array[][] {
     .map((c) => c.slice(0, 16).map((b) => new Uint8Array(Buffer.from(b, 'base64'))))
 }
 
+/** What placement uses of its host. */
+export interface PlacementComponents {
+  libp2p: Pick<Libp2p, 'handle' | 'unhandle' | 'dialProtocol' | 'peerId'>
+  /** which host serves a node (channel binding of the asking parent) */
+  directory: Pick<Directory, 'hostOf'>
+  /** card exchange with the other host after a placement */
+  exchange: Pick<CardExchange, 'exchange'>
+  acl: { store: Pick<AgentsAcl['store'], 'allHeld' | 'revocationsOf'> }
+  /** a node id's name, when this host knows it */
+  label: (nodeId: string) => string
+  paths: Pick<HomePaths, 'agents'>
+  /** policy.max_depth */
+  maxDepth: number
+  log: Logger
+}
+
+/** What placement asks of this host's managed nodes when it serves a request (the manager). */
+export interface LocalAgents {
+  /** the host-level issuer whose grants allow placement here */
+  readonly issuer: Pick<NodeKey, 'id'>
+  existing: (spec: AgentSpec, parentId: string | undefined) => Promise<LocalNode | undefined>
+  create: (spec: AgentSpec, key: NodeKey, parentId: string | undefined, lineage: ChildLineage | undefined) => Promise<LocalNode>
+  launch: (node: LocalNode, spec: AgentSpec, rec: AgentRecord) => Promise<void>
+  parentOf: (name: string) => string | undefined
+  stop: (name: string) => Promise<unknown>
+}
+
 export class Placement {
-  constructor (private readonly host: Host, private readonly manager: AgentManager) {}
+  private started = false
 
-  private get libp2p (): Libp2p { return this.host.libp2p }
+  constructor (private readonly components: PlacementComponents, private readonly manager: LocalAgents) {}
 
+  private get libp2p (): PlacementComponents['libp2p'] { return this.components.libp2p }
+
+  /** Serve placement requests; a second call does nothing. */
   async start (): Promise<void> {
+    if (this.started) return
+    this.started = true
     await this.libp2p.handle(AGENTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 32, maxOutboundStreams: 32 })
+  }
+
+  /** Stop serving placement requests; a second call does nothing. */
+  async stop (): Promise<void> {
+    if (!this.started) return
+    this.started = false
+    await this.libp2p.unhandle(AGENTS_PROTOCOL).catch(() => {})
   }
 
   private async open (peer: string): Promise<Channel> {
@@ -97,18 +139,18 @@ export class Placement {
 
   /** Caller side: ask `peer` to run the node; the parent signs its certificate. Returns the node id. */
   async place (peer: string, name: string, spec: Msg, parent: LocalNode): Promise<string> {
-    checkDepthPolicy(parent.record.depth, this.host.config.maxDepth)
-    const grants = presentable(this.host, parent.record.id, AGENT_START_CMD).map((c) => c.map((b) => Buffer.from(b).toString('base64')))
+    checkDepthPolicy(parent.record.depth, this.components.maxDepth)
+    const grants = presentable(this.components.acl.store, parent.record.id, AGENT_START_CMD).map((c) => c.map((b) => Buffer.from(b).toString('base64')))
     const ch = await this.open(peer)
     try {
       ch.send({ op: 'start', name, spec, parent: parent.record.id, grants })
       const first = await ch.recv()
       const child = text(first, 'child')
       if (first.existing !== true) {
-        ch.send({ lineage: signChild(parent, child, this.host.config.maxDepth).lineage })
+        ch.send({ lineage: signChild(parent, child, this.components.maxDepth).lineage })
         await ch.recv()
       }
-      await this.host.exchange.exchange(peerIdFromString(peer)).catch(() => 0)
+      await this.components.exchange.exchange(peerIdFromString(peer)).catch(() => 0)
       return child
     } finally {
       ch.close()
@@ -120,7 +162,7 @@ export class Placement {
     try {
       ch.send({ op: 'stop', name, parent: parentId })
       await ch.recv()
-      await this.host.exchange.exchange(peerIdFromString(peer)).catch(() => 0)
+      await this.components.exchange.exchange(peerIdFromString(peer)).catch(() => 0)
     } finally {
       ch.close()
     }
@@ -136,7 +178,7 @@ export class Placement {
       else if (req.op === 'start') await this.serveStart(ch, req, parent)
       else throw new PlacementError(`placement: unknown op ${String(req.op)}`)
     } catch (err) {
-      this.host.log(`placement from ${remotePeer}: ${errorMessage(err)}`)
+      this.components.log(`placement from ${remotePeer}: ${errorMessage(err)}`)
       ch.send({ error: { code: errorCode(err), message: errorMessage(err) } })
     } finally {
       ch.close()
@@ -145,18 +187,19 @@ export class Placement {
 
   /** The requesting parent must be served by the host that asks (its signed card says so). */
   private async checkBinding (parent: string, remotePeer: string): Promise<void> {
-    if (this.host.directory.hostOf(parent) !== remotePeer) await this.host.exchange.exchange(peerIdFromString(remotePeer)).catch(() => 0)
-    if (this.host.directory.hostOf(parent) !== remotePeer) {
+    const { directory, exchange } = this.components
+    if (directory.hostOf(parent) !== remotePeer) await exchange.exchange(peerIdFromString(remotePeer)).catch(() => 0)
+    if (directory.hostOf(parent) !== remotePeer) {
       throw new PlacementError(`placement: node ${parent} is not served by the asking host ${remotePeer}`)
     }
   }
 
   private async serveStart (ch: Channel, req: Msg, parentId: string): Promise<void> {
-    const parentName = this.host.label(parentId)
-    checkHostGrant(this.host, this.manager.issuer.id, chainsOf(req), parentId, parentName, AGENT_START_CMD)
+    const parentName = this.components.label(parentId)
+    checkHostGrant(this.components, this.manager.issuer.id, chainsOf(req), parentId, parentName, AGENT_START_CMD)
     const name = text(req, 'name')
-    const spec = parseSpecObject(req.spec, agentDir(this.host.paths.agents, name), name)
-    const base = agentDir(this.host.paths.agents, name)
+    const spec = parseSpecObject(req.spec, agentDir(this.components.paths.agents, name), name)
+    const base = agentDir(this.components.paths.agents, name)
     const rec = { name, nodeId: '', desired: 'running' as const, raw: req.spec as Msg, base }
     const existing = await this.manager.existing(spec, parentId)
     if (existing !== undefined) {
@@ -166,7 +209,7 @@ export class Placement {
     }
     const key = generateNodeKey()
     ch.send({ child: key.id })
-    const lineage = checkChildLineage(text(await ch.recv(), 'lineage'), key.id, parentId, this.host.config.maxDepth)
+    const lineage = checkChildLineage(text(await ch.recv(), 'lineage'), key.id, parentId, this.components.maxDepth)
     const node = await this.manager.create(spec, key, parentId, lineage)
     await this.manager.launch(node, spec, { ...rec, nodeId: node.record.id })
     ch.send({ ok: true, id: node.record.id })

@@ -2,7 +2,10 @@
 // so a daemon restart brings back what should be running.
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { agentDir } from '../control/agent-files.js'
 import { STATE_FILE } from './constants.js'
+
+export { agentDir }
 
 export interface AgentRecord {
   name: string
@@ -19,10 +22,6 @@ export interface AgentRecord {
   remote?: { host: string }
   /** the parent node id (kept here for a node placed on another host) */
   parent?: string
-}
-
-export function agentDir (agentsDir: string, name: string): string {
-  return join(agentsDir, name)
 }
 
 export function saveRecord (agentsDir: string, rec: AgentRecord): void {

@@ -20,6 +20,8 @@ import {
   type NameResolution, type SignedNameClaim
 } from './records.js'
 
+/** amesh's own Kademlia DHT (not the public IPFS one). */
+export const DHT_PROTOCOL = '/amesh/kad/1.0.0'
 /** Bound on one DHT query (get or put), ms. */
 export const DHT_QUERY_TIMEOUT = 20 * SECOND
 /** A card lookup stops once this many peers answered with a record. */

@@ -7,17 +7,18 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { IdentifyResult, Libp2p } from '@libp2p/interface'
 import type { SingleKadDHT } from '@libp2p/kad-dht'
-import type { Host } from '../host/host.js'
-import { DHT_PROTOCOL } from '../host/libp2p.js'
 import { isNodeId } from '../identity/node-key.js'
 import type { LocalNode } from '../store/nodes.js'
 import { MINUTE, SECOND } from '../util/time.js'
 import { NameCollisionError, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
 import { dialableFrom, withoutPeerId } from './addrs.js'
-import type { VerifiedCard } from './card.js'
-import { DhtRecords } from './dht-records.js'
+import type { SignedAgentCard, VerifiedCard } from './card.js'
+import { DHT_PROTOCOL, DhtRecords } from './dht-records.js'
+import type { Directory } from './directory.js'
 import { CardGossip } from './gossip.js'
 import { NODE_NAME_PATTERN } from './card.js'
+import type { SignedNameClaim } from './records.js'
 
 const LOOKUP_RETRY_DELAY = 500
 
@@ -29,6 +30,23 @@ export const PRUNE_INTERVAL = MINUTE
 export const PUBLISH_SETTLE = SECOND
 /** At most one peer-triggered publish per this interval. */
 export const PUBLISH_SPACING = 10 * SECOND
+
+/** The signed card and name claim of a local node (the host's local cards). */
+export interface LocalCardSigner {
+  cardOf: (node: LocalNode) => SignedAgentCard
+  claimOf: (node: LocalNode) => SignedNameClaim
+}
+
+/** What the discovery engine uses of its host. */
+export interface DiscoveryEngineComponents {
+  libp2p: Libp2p
+  /** remote cards known here: learnt into, pruned, read for addresses */
+  directory: Directory
+  /** this host's nodes, whose cards are published */
+  nodes: { list: () => LocalNode[] }
+  cards: LocalCardSigner
+  log: Logger
+}
 
 export interface DiscoveryOptions {
   /** gossip card updates (default true; tests turn it off to prove the DHT path) */
@@ -69,36 +87,48 @@ export class Discovery {
   /** DHT lookups this host ran (joined ones not counted), for diagnostics and tests */
   lookupsRun = 0
 
-  constructor (private readonly host: Host, private readonly opts: DiscoveryOptions = {}) {
-    this.records = new DhtRecords(host.libp2p)
-    if (opts.gossip !== false) this.gossip = new CardGossip(host.libp2p, host.directory, host.log)
+  private started = false
+
+  constructor (private readonly components: DiscoveryEngineComponents, private readonly opts: DiscoveryOptions = {}) {
+    this.records = new DhtRecords(components.libp2p)
+    if (opts.gossip !== false) this.gossip = new CardGossip(components.libp2p, components.directory, components.log)
     this.settle = opts.settle ?? PUBLISH_SETTLE
   }
 
+  private get libp2p (): Libp2p { return this.components.libp2p }
+  private get directory (): Directory { return this.components.directory }
+
+  /** Subscribe, listen for DHT peers, start the timers and publish; a second call does nothing. */
   async start (): Promise<void> {
+    if (this.started) return
+    this.started = true
+    this.stopped = false
     this.gossip?.start()
-    this.host.directory.on('card', this.onCard)
-    this.host.libp2p.addEventListener('peer:identify', this.onIdentify)
-    this.host.libp2p.addEventListener('stop', () => this.stop(), { once: true })
-    await this.host.directory.prune().catch(() => 0)
-    for (const vc of this.host.directory.list()) await this.learnAddrs(vc)
+    this.directory.on('card', this.onCard)
+    this.libp2p.addEventListener('peer:identify', this.onIdentify)
+    await this.directory.prune().catch(() => 0)
+    for (const vc of this.directory.list()) await this.learnAddrs(vc)
     this.every(this.opts.republishInterval ?? REPUBLISH_INTERVAL, () => this.schedule(0))
-    this.every(this.opts.pruneInterval ?? PRUNE_INTERVAL, () => { void this.host.directory.prune().catch(() => 0) })
+    this.every(this.opts.pruneInterval ?? PRUNE_INTERVAL, () => { void this.directory.prune().catch(() => 0) })
     this.schedule(0)
   }
 
+  /** Timers, listeners and the gossip subscription end; a second call does nothing. */
   stop (): void {
+    if (!this.started) return
+    this.started = false
     this.stopped = true
     for (const t of this.timers) clearInterval(t)
+    this.timers.length = 0
     clearTimeout(this.pending)
     clearTimeout(this.gossipPending)
     this.gossip?.stop()
-    this.host.directory.off('card', this.onCard)
-    this.host.libp2p.removeEventListener('peer:identify', this.onIdentify)
+    this.directory.off('card', this.onCard)
+    this.libp2p.removeEventListener('peer:identify', this.onIdentify)
   }
 
   private routingTableSize (): number {
-    return (this.host.libp2p as Libp2p<{ dht: SingleKadDHT }>).services.dht.routingTable.size
+    return (this.libp2p as Libp2p<{ dht: SingleKadDHT }>).services.dht.routingTable.size
   }
 
   /**
@@ -124,9 +154,9 @@ export class Discovery {
     if (this.gossip === undefined || this.gossipPending !== undefined || this.stopped) return
     this.gossipPending = setTimeout(() => {
       this.gossipPending = undefined
-      if (this.stopped || this.host.libp2p.status !== 'started') return
+      if (this.stopped || this.libp2p.status !== 'started') return
       this.lastGossip = Date.now()
-      for (const node of this.host.nodes.list()) void this.gossip?.publish(this.host.cards.cardOf(node))
+      for (const node of this.components.nodes.list()) void this.gossip?.publish(this.components.cards.cardOf(node))
     }, Math.max(this.settle, this.lastGossip + PUBLISH_SPACING - Date.now()))
     this.gossipPending.unref()
   }
@@ -168,7 +198,7 @@ export class Discovery {
           this.lastGossip = this.lastPublish
           this.tableAtPublish = this.routingTableSize()
           this.publishFailed = false
-          await Promise.all(this.host.nodes.list().map(async (n) => await this.publishNode(n)))
+          await Promise.all(this.components.nodes.list().map(async (n) => await this.publishNode(n)))
         } while (this.again && !this.stopped)
       } finally {
         this.publishing = undefined
@@ -178,27 +208,27 @@ export class Discovery {
   }
 
   private async publishNode (node: LocalNode): Promise<void> {
-    if (this.stopped || this.host.libp2p.status !== 'started') return
-    const card = this.host.cards.cardOf(node)
-    const claim = this.host.cards.claimOf(node)
+    if (this.stopped || this.libp2p.status !== 'started') return
+    const card = this.components.cards.cardOf(node)
+    const claim = this.components.cards.claimOf(node)
     await this.gossip?.publish(card)
     try {
       await this.records.putCard(card, node.record.id)
       await this.records.putClaim(claim)
     } catch (err) {
       this.publishFailed = true
-      this.host.log(`discovery: publishing ${node.record.name} failed: ${errorMessage(err)}`)
+      this.components.log(`discovery: publishing ${node.record.name} failed: ${errorMessage(err)}`)
     }
   }
 
   /** Teach the peer store the addresses a remote card names (without loopback ones when they cannot reach it). */
   private async learnAddrs (vc: VerifiedCard): Promise<void> {
     try {
-      const addrs = dialableFrom(this.host.libp2p.getMultiaddrs(), vc.hostAddrs).map(withoutPeerId)
-      if (addrs.length === 0 || vc.hostPeerId === this.host.libp2p.peerId.toString()) return
-      await this.host.libp2p.peerStore.merge(peerIdFromString(vc.hostPeerId), { multiaddrs: addrs })
+      const addrs = dialableFrom(this.libp2p.getMultiaddrs(), vc.hostAddrs).map(withoutPeerId)
+      if (addrs.length === 0 || vc.hostPeerId === this.libp2p.peerId.toString()) return
+      await this.libp2p.peerStore.merge(peerIdFromString(vc.hostPeerId), { multiaddrs: addrs })
     } catch (err) {
-      this.host.log(`discovery: addresses of ${vc.hostPeerId}: ${errorMessage(err)}`)
+      this.components.log(`discovery: addresses of ${vc.hostPeerId}: ${errorMessage(err)}`)
     }
   }
 
@@ -213,12 +243,12 @@ export class Discovery {
       : NODE_NAME_PATTERN.test(target) ? (await this.records.findName(target)).nodeIds : []
     const found = await Promise.all(ids.map(async (id) => await this.records.findCard(id)))
     const cards = found.filter((vc): vc is VerifiedCard => vc !== undefined && (isNodeId(target) || vc.name === target))
-    for (const vc of cards) await this.host.directory.learn(vc.card).catch(() => undefined)
+    for (const vc of cards) await this.directory.learn(vc.card).catch(() => undefined)
     return cards
   }
 
   /**
-   * `host.lookup`: true when the DHT knew the target; a name claimed by
+   * The DHT step of resolution: true when the DHT knew the target; a name claimed by
    * several remote nodes is an error naming them. Concurrent lookups of one
    * target share one DHT lookup.
    */
@@ -234,7 +264,7 @@ export class Discovery {
 
   private async lookupOnce (target: string): Promise<boolean> {
     this.lookupsRun++
-    const local = this.host.libp2p.peerId.toString()
+    const local = this.libp2p.peerId.toString()
     let cards = (await this.resolve(target)).filter((vc) => vc.hostPeerId !== local)
     if (cards.length === 0) {
       // a lookup right after a node appeared, or on a loaded mesh, can miss: ask once more

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { method, type MethodTable } from '../control/server.js'
 import { isLoopback } from '../discovery/addrs.js'
-import { discoveryOf } from '../discovery/install.js'
+import type { DiscoveryService } from '../discovery/service.js'
 import { TunnelError, type RemoteInfo } from '../discovery/ssh.js'
 import { UnknownMethodError } from '../util/errors.js'
 import type { Host } from './host.js'
@@ -29,14 +29,12 @@ export function tunnelTarget (host: Host): RemoteInfo['tunnelTarget'] {
   return wildcard ? { host: '127.0.0.1', port: first.port } : { host: first.host, port: first.port }
 }
 
-function parts (host: Host): NonNullable<ReturnType<typeof discoveryOf>> {
-  const p = discoveryOf(host)
-  if (p === undefined) throw new UnknownMethodError('discovery is not running on this host')
-  return p
-}
-
 /** Control methods of the discovery capability. */
-export function discoveryMethods (host: Host): MethodTable {
+export function discoveryMethods (host: Host, discovery?: DiscoveryService): MethodTable {
+  const running = (): DiscoveryService => {
+    if (discovery === undefined) throw new UnknownMethodError('discovery is not running on this host')
+    return discovery
+  }
   return {
     'discovery.info': method({
       params: z.object({}).strict(),
@@ -44,20 +42,20 @@ export function discoveryMethods (host: Host): MethodTable {
     }),
     'discovery.lookup': method({
       params: z.object({ target: z.string().min(1).max(256) }).strict(),
-      call: async (p) => (await parts(host).discovery.resolve(p.target)).map((vc) => vc.card)
+      call: async (p) => (await running().resolve(p.target)).map((vc) => vc.card)
     }),
     'discovery.publish': method({
       params: z.object({}).strict(),
-      call: async () => { await parts(host).discovery.publishAll(); return { published: host.nodes.list().length } }
+      call: async () => { await running().publishAll(); return { published: host.nodes.list().length } }
     }),
     'join.ssh': method({
       params: sshJoinSchema,
-      call: async (p) => await parts(host).joins.join({ ...p, options: p.options ?? [] })
+      call: async (p) => await running().joins.join({ ...p, options: p.options ?? [] })
     }),
-    'join.tunnels': method({ params: z.object({}).strict(), call: async () => parts(host).joins.list() }),
+    'join.tunnels': method({ params: z.object({}).strict(), call: async () => running().joins.list() }),
     'join.leave': method({
       params: z.object({ target: z.string().min(1).max(1024) }).strict(),
-      call: async (p) => ({ removed: await parts(host).joins.leave(p.target) })
+      call: async (p) => ({ removed: await running().joins.leave(p.target) })
     })
   }
 }

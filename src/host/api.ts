@@ -14,6 +14,7 @@ import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { mcpMethods } from './api-mcp.js'
+import type { HostServices } from './services.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -137,7 +138,7 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
   }
 }
 
-export function controlMethods (host: Host, shutdown: () => void): MethodTable {
+export function controlMethods (host: Host, shutdown: () => void, services: HostServices = {}): MethodTable {
   return {
     status: method({ params: z.object({}).strict(), call: async () => await hostStatus(host) }),
     id: method({
@@ -196,8 +197,8 @@ export function controlMethods (host: Host, shutdown: () => void): MethodTable {
     }),
     shutdown: method({ params: z.object({}).strict(), call: async () => { setImmediate(shutdown); return { stopping: true } } }),
     ...aclMethods(host),
-    ...discoveryMethods(host),
+    ...discoveryMethods(host, services.discovery),
     ...mcpMethods(host),
-    ...agentsMethods(host)
+    ...agentsMethods(host, services.agents)
   }
 }

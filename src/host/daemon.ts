@@ -2,8 +2,7 @@ import { ControlServer } from '../control/server.js'
 import { controlMethods } from './api.js'
 import type { HostConfig } from './config.js'
 import { Host } from './host.js'
-import { installDiscovery } from '../discovery/install.js'
-import { agentsOf, installAgents } from '../agents/install.js'
+import { startAgents, startDiscovery, type HostServices } from './services.js'
 
 export interface DaemonOptions {
   home: string
@@ -23,12 +22,14 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
   let resolveStopped!: () => void
   const stopped = new Promise<void>((resolve) => { resolveStopped = resolve })
   let control: ControlServer | undefined
+  const services: HostServices = {}
   let stopping: Promise<void> | undefined
   const stop = async (): Promise<void> => {
     stopping ??= (async () => {
       host.log('stopping')
       await control?.stop().catch(() => {})
-      await agentsOf(host)?.shutdown().catch(() => {})
+      await services.agents?.stop().catch(() => {})
+      await services.discovery?.stop().catch(() => {})
       await host.stop()
       resolveStopped()
     })()
@@ -36,12 +37,14 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
   }
   try {
     await host.start()
-    await installDiscovery(host)
-    const agents = await installAgents(host)
-    control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }), host.log)
+    services.discovery = await startDiscovery(host)
+    const agents = services.agents = await startAgents(host)
+    control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }, services), host.log)
     await control.start()
     await agents.restore()
   } catch (err) {
+    await services.agents?.stop().catch(() => {})
+    await services.discovery?.stop().catch(() => {})
     await host.stop().catch(() => {})
     throw err
   }

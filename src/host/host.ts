@@ -50,8 +50,10 @@ export class Host {
   peerBook!: PeerBook
   acl!: AclService
   readonly startedAt = Date.now()
-  /** DHT lookup of a name or node id; installed by discovery when the DHT runs */
+  /** DHT lookup of a name or node id; set by the daemon when discovery runs */
   lookup?: (target: string) => Promise<boolean>
+  /** announcing beyond the card exchange (discovery's publish); set by the daemon when discovery runs */
+  onAnnounce?: () => void
   /** sender-side permission check, installed by the ACL layer; throws a denial */
   authorizeSend?: (packet: Packet, from: LocalNode, target: Target) => Promise<void>
   /** creates a node under a parent with its lineage certificate; installed by the ACL layer */
@@ -173,6 +175,7 @@ export class Host {
   /** Tell connected hosts about a new or changed local node. */
   announce (): void {
     void this.exchange.exchangeAll(3)
+    this.onAnnounce?.()
   }
 
   /**

@@ -13,8 +13,9 @@ import { announceFilter } from '../discovery/addrs.js'
 import { lanOnly } from '../discovery/mdns-filter.js'
 import { ameshSelectors, ameshValidators } from '../discovery/records.js'
 import { SelectingDatastore } from '../discovery/record-store.js'
+import { DHT_PROTOCOL } from '../discovery/dht-records.js'
 
-export const DHT_PROTOCOL = '/amesh/kad/1.0.0'
+export { DHT_PROTOCOL }
 /** mDNS service name: amesh hosts find each other, not every libp2p program on the LAN. */
 export const MDNS_SERVICE_TAG = '_amesh._udp.local'
 /** How often mDNS queries the LAN, ms. */

@@ -65,7 +65,7 @@ describe('discovery - resolution asks each peer once and the DHT once', function
   })
 
   it('resolve - concurrent resolves of one name make one DHT lookup', async () => {
-    const discovery = a.parts.discovery
+    const discovery = a.discovery
     const lookups = discovery.lookupsRun
     const queries = discovery.records.queries
     await Promise.all(Array.from({ length: 6 }, async () => await rejectsUnknown(resolveTarget(a.host, 'absent-node'))))
@@ -80,7 +80,7 @@ describe('discovery - resolution asks each peer once and the DHT once', function
   it('resolve - a name claimed by two nodes fails with the collision error naming both, by exchange and by DHT', async () => {
     const x = await peers[1].host.addNode('twin')
     const y = await peers[2].host.addNode('twin')
-    await Promise.all([peers[1].parts.discovery.publishAll(), peers[2].parts.discovery.publishAll()])
+    await Promise.all([peers[1].discovery.publishAll(), peers[2].discovery.publishAll()])
     const namesBoth = (err: Error): boolean => {
       assert.equal(err.name, 'NameCollisionError')
       assert.ok(err.message.includes(x.record.id) && err.message.includes(y.record.id), err.message)
@@ -88,6 +88,6 @@ describe('discovery - resolution asks each peer once and the DHT once', function
     }
     await assert.rejects(resolveTarget(a.host, 'twin'), namesBoth)
     // through the DHT alone (discovery.lookup never reads the directory), from another host
-    await assert.rejects(peers[0].parts.discovery.lookup('twin'), namesBoth)
+    await assert.rejects(peers[0].discovery.lookup('twin'), namesBoth)
   })
 })

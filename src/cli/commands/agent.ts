@@ -1,7 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { logFiles } from '../../agents/logs.js'
-import { LOG_FILE } from '../../agents/constants.js'
+import { LOG_FILE, agentDir, logFiles } from '../../control/agent-files.js'
 import { homePaths } from '../../control/paths.js'
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str, type Parsed } from '../args.js'
@@ -91,7 +90,7 @@ async function follow (file: string, from: number): Promise<never> {
 
 async function logs (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 2, USAGE)
-  const dir = join(homePaths(home).agents, args.positionals[1])
+  const dir = agentDir(homePaths(home).agents, args.positionals[1])
   if (!existsSync(dir)) throw new InvalidArgumentError(`no managed node named ${args.positionals[1]} in ${home}`)
   let size = 0
   for (const f of logFiles(dir)) {

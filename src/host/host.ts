@@ -71,6 +71,7 @@ export class Host {
     chmodSync(this.paths.home, 0o700)
     await this.openStore()
     writeFileSync(this.paths.pidFile, `${process.pid}\n`)
+    this.ownsPidFile = true
     const privateKey = await loadOrCreateHostKey(this.paths.hostKey)
     const remembered = await this.peerBook.list()
     const bootstrapPeers = [...new Set([...this.config.peers, ...remembered])]
@@ -200,6 +201,7 @@ export class Host {
   }
 
   private retaining = false
+  private ownsPidFile = false
 
   async stop (): Promise<void> {
     this.stopping ??= this.doStop()
@@ -213,6 +215,7 @@ export class Host {
     try { await this.libp2p?.stop() } catch { /* stopping anyway */ }
     await this.committer?.drain().catch(() => {})
     await this.db?.close().catch(() => {})
-    rmSync(this.paths.pidFile, { force: true })
+    // only the daemon that wrote the pid file removes it: a failed second start must not
+    if (this.ownsPidFile) rmSync(this.paths.pidFile, { force: true })
   }
 }

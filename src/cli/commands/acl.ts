@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../../control/connect.js'
+import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 function csv (v: string | undefined, upper: boolean): string[] | undefined {
@@ -78,7 +78,7 @@ export const grants: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, grants.usage)
-    const r = await callDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
+    const r = await queryDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
     if (bool(args, 'json')) { printJson(r); return 0 }
     for (const [kind, list] of [['held', r.held], ['issued', r.issued]] as const) {
       for (const g of list) printLine(`${kind.padEnd(6)} ${String(g.token_id)} ${String(g.audience)} -> ${String(g.subject)} signals ${JSON.stringify(g.signals)} until ${String(g.expires)}${g.revoked === true ? ' REVOKED' : ''}`)

@@ -3,7 +3,7 @@ import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../../control/connect.js'
+import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
@@ -50,7 +50,7 @@ export const status: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
-    const s = await callDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
+    const s = await queryDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
     if (bool(args, 'json')) { printJson(s); return 0 }
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
@@ -68,7 +68,7 @@ export const id: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, id.usage)
-    const r = await callDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
+    const r = await queryDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
     return 0
@@ -83,7 +83,7 @@ export const nodes: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
-    const rows = await callDaemon<NodeRow[]>(home, 'nodes')
+    const rows = await queryDaemon<NodeRow[]>(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
@@ -116,7 +116,7 @@ export const card: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 1, card.usage)
-    const c = await callDaemon(home, 'card', { target: args.positionals[0] })
+    const c = await queryDaemon(home, 'card', { target: args.positionals[0] })
     if (bool(args, 'json')) printJson(c)
     else printLine(JSON.stringify(c, null, 2))
     return 0

@@ -8,13 +8,14 @@ import { join } from './commands/join.js'
 import { send } from './commands/send.js'
 import { up } from './commands/up.js'
 import { init } from './commands/init.js'
+import { peers } from './commands/peers.js'
 import { extraCommands } from './registry.js'
 import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
 
 /** the exit status of a command that needs a running daemon and found none (like `join --info`) */
 const EXIT_NOT_RUNNING = 3
 
-const COMMANDS: Command[] = [init, up, down, status, id, join, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
+const COMMANDS: Command[] = [init, up, down, status, id, join, peers, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
 
 function usage (): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -27,7 +28,7 @@ commands:
 ${lines.join('\n')}
 
 every command takes --home DIR (default $AMESH_HOME, else ~/.amesh); listings take --json.
-read-only commands (status, id, nodes, card, inbox, outbox, grants, agent ls/logs) never start a
+read-only commands (status, id, peers, nodes, node ls, card, inbox, outbox, grants) never start a
 daemon: where none runs they say so and exit 3. Commands that change state start it (detached)
 when none runs, but only on a home set up by \`amesh init\`, \`amesh up\` or \`amesh mcp install\`.`
 }

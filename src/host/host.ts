@@ -164,6 +164,12 @@ export class Host {
     return conn.remotePeer.toString()
   }
 
+  /** `amesh join --forget`: the address is no longer a bootstrap peer of later starts. */
+  async forget (addr: string): Promise<boolean> {
+    this.keeper.remove(addr)
+    return await this.peerBook.remove(addr)
+  }
+
   /** `amesh node add`: create a node, with a parent when given (lineage is added by the ACL layer). */
   async addNode (name: string, parent?: string): Promise<LocalNode> {
     const node = await (this.createChild?.(name, parent) ?? this.nodes.create(name, 'external'))

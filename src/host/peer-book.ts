@@ -11,6 +11,14 @@ export class PeerBook {
     await this.committer.write([{ type: 'put', key: PEER_PREFIX + addr, value: enc.encode(String(Date.now())) }])
   }
 
+  /** Forget an address; true when it was remembered. */
+  async remove (addr: string): Promise<boolean> {
+    const known = await this.db.get(PEER_PREFIX + addr)
+    if (known === undefined) return false
+    await this.committer.write([{ type: 'del', key: PEER_PREFIX + addr }])
+    return true
+  }
+
   async list (): Promise<string[]> {
     const out: string[] = []
     for await (const [key] of scan(this.db, PEER_PREFIX)) out.push(key.slice(PEER_PREFIX.length))

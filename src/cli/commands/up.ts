@@ -3,6 +3,7 @@ import { openSync } from 'node:fs'
 import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
 import { homePaths } from '../../control/paths.js'
 import { initHome } from '../../control/home.js'
+import { checkPeerAddr } from '../../control/peer-addr.js'
 import { bool, list, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { BIN, waitForDaemon } from '../../control/connect.js'
@@ -20,6 +21,8 @@ function settingsFor (args: Parsed, home: string): HostConfig {
 
 function configFor (args: Parsed, home: string): HostConfig {
   const cfg = settingsFor(args, home)
+  for (const p of cfg.peers) checkPeerAddr(p, { flag: 'config peers' })
+  for (const p of list(args, 'peer')) checkPeerAddr(p, { flag: '--peer' })
   cfg.peers = [...cfg.peers, ...list(args, 'peer')]
   cfg.mdns = mdnsFromEnv(cfg.mdns)
   const durability = str(args, 'durability')

@@ -11,30 +11,32 @@ export function checkArgText (text: string, allowEmpty: boolean): string {
   return text
 }
 
-function decodeChunk (decoder: TextDecoder, chunk: Uint8Array | string, line: number, stream: boolean): string {
-  if (typeof chunk === 'string') return chunk
+function decodeLine (decoder: TextDecoder, bytes: Uint8Array, line: number): string {
   try {
-    return decoder.decode(chunk, { stream })
+    return decoder.decode(bytes)
   } catch {
     throw new InvalidArgumentError(`stdin is not valid UTF-8 (at line ${line}): refused from there on; the lines before it were sent`)
   }
 }
 
-/** stdin split into lines (LF or CRLF), decoded strictly as UTF-8. */
+function withoutCr (bytes: Buffer): Buffer {
+  return bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.subarray(0, bytes.length - 1) : bytes
+}
+
+/** stdin split into lines (LF or CRLF), each decoded strictly as UTF-8 (a line is split on bytes, so a bad line never spoils the ones before it). */
 export async function * strictLines (input: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true })
-  let pending = ''
+  let pending: Buffer = Buffer.alloc(0)
   let line = 1
   for await (const chunk of input) {
-    pending += decodeChunk(decoder, chunk, line, true)
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    pending = pending.length === 0 ? bytes : Buffer.concat([pending, bytes])
     let start = 0
-    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
-      yield pending.slice(start, nl > start && pending[nl - 1] === '\r' ? nl - 1 : nl)
-      line++
+    for (let nl = pending.indexOf(0x0a); nl >= 0; nl = pending.indexOf(0x0a, start)) {
+      yield decodeLine(decoder, withoutCr(pending.subarray(start, nl)), line++)
       start = nl + 1
     }
-    pending = pending.slice(start)
+    pending = Buffer.from(pending.subarray(start))
   }
-  pending += decodeChunk(decoder, new Uint8Array(0), line, false)
-  if (pending !== '') yield pending
+  if (pending.length > 0) yield decodeLine(decoder, withoutCr(pending), line)
 }

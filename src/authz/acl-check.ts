@@ -1,4 +1,4 @@
-import { chainExpiry, decide, grantCommandFor, revokerCounts, speaksForFrom, verifyLineagePath, type Decision, type Party } from '../acl/index.js'
+import { chainExpiry, decide, denialHint, revokerCounts, speaksForFrom, verifyLineagePath, type Decision, type Party } from '../acl/index.js'
 import type { VerifiedCard } from '../discovery/card.js'
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet, Proof } from '../packet/types.js'
@@ -60,7 +60,7 @@ export function checkSend (host: Host, acl: AclStore, packet: Packet, from: Loca
 
 function decideSend (host: Host, acl: AclStore, packet: Packet, from: LocalNode, target: Target, now: number, deps: NodeDeps): { decision: Decision, expires?: number } {
   const lineage = lineagePathOf(from.record)
-  const targetParty: Party = target.kind === 'local' ? localParty(target.node) : { id: target.id, name: target.name, parent: target.card.parent ?? null }
+  const targetParty = targetPartyOf(target)
   const base = {
     sender: localParty(from),
     target: targetParty,
@@ -84,8 +84,20 @@ function decideSend (host: Host, acl: AclStore, packet: Packet, from: LocalNode,
   return { decision, expires }
 }
 
-export function denialError (decision: Extract<Decision, { allow: false }>, from: string, to: string, signal: Packet['signal']): AmeshError {
-  return new AccessDeniedError(`${decision.code}: ${decision.reason}; to allow it: ${grantCommandFor(from, to, signal)}`)
+function targetPartyOf (target: Target): Party {
+  return target.kind === 'local' ? localParty(target.node) : { id: target.id, name: target.name, parent: target.card.parent ?? null }
+}
+
+/** A send denial with the command that fixes it and the host to run it on. */
+export function denialError (decision: Extract<Decision, { allow: false }>, packet: Packet, from: LocalNode, target: Target): AmeshError {
+  const hint = denialHint(decision.code, {
+    sender: localParty(from),
+    target: targetPartyOf(target),
+    signal: packet.signal,
+    zone: packet.scope.zone,
+    targetHost: target.kind === 'remote' ? target.host : undefined
+  })
+  return new AccessDeniedError(`${decision.code}: ${decision.reason}${hint === undefined ? '' : `; ${hint}`}`)
 }
 
 /** Receiver side: decide from the packet's proof and this host's own records. */

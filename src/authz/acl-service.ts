@@ -68,7 +68,7 @@ export class AclService {
     const decision = checkSend(this.host, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
     if (target.kind === 'local') this.deniedNotice(packet, { code: decision.code, reason: decision.reason })
-    throw denialError(decision, from.record.name, target.name, packet.signal)
+    throw denialError(decision, packet, from, target)
   }
 
   admit (packet: Packet): Denial | null {
@@ -136,7 +136,7 @@ export class AclService {
   }
 
   /** Issue a grant (or delegate a held one, narrower) and hand it to the audience's host. */
-  async grant (req: GrantRequest): Promise<ChainRecord & { handed: boolean }> {
+  async grant (req: GrantRequest): Promise<ChainRecord & { handed: boolean, expires_clamped?: string }> {
     const issuer = this.host.nodes.get(req.as)
     if (issuer === undefined) throw new UnknownNodeError(`no node named ${req.as} on this host to issue the grant`)
     const audience = await resolveTarget(this.host, req.to)
@@ -145,17 +145,20 @@ export class AclService {
       throw new InvalidArgumentError(`${req.as} holds no grant ${req.delegate} to delegate`)
     }
     const sub = parentChain?.sub ?? (req.sub !== undefined ? (await resolveTarget(this.host, req.sub)).id : issuer.record.id)
-    const exp = Math.min(Date.now() + (req.expiresMs ?? DEFAULT_GRANT_LIFETIME), parentChain?.exp ?? Infinity)
+    const asked = Date.now() + (req.expiresMs ?? DEFAULT_GRANT_LIFETIME)
+    const exp = Math.min(asked, parentChain?.exp ?? Infinity)
     const token = issueToken(issuer.key, { aud: audience.id, sub, pol: this.policy(req), exp })
     if (parentChain !== undefined) {
-      const wider = widening(decodeToken(parentChain.chain[parentChain.chain.length - 1]).payload, token.payload)
-      if (wider !== undefined) throw new InvalidArgumentError(`delegation would widen the grant: ${wider}`)
+      const parent = decodeToken(parentChain.chain[parentChain.chain.length - 1]).payload
+      const wider = widening(parent, token.payload)
+      if (wider !== undefined) throw new InvalidArgumentError(`delegation would widen the grant: ${wider}${narrowingHint(parent.pol, token.payload.pol)}`)
     }
     const chain = [...(parentChain?.chain ?? []), encodeToken(token)]
     const record = await this.store.issue(chain)
     const handed = await this.hand(audience, chain)
     if (!handed) this.handLater(audience, chain)
-    return { ...record, handed }
+    // a delegation cannot outlive the grant it delegates: say so rather than clamp silently
+    return exp < asked && req.expiresMs !== undefined ? { ...record, handed, expires_clamped: `to ${new Date(exp).toISOString()}, the expiry of the delegated grant` } : { ...record, handed }
   }
 
   /** The audience's host was unreachable: try again with backoff (it also gets it on its next connect). */
@@ -199,4 +202,12 @@ export class AclService {
     this.store.touch()
     return valid
   }
+}
+
+/** Which flag narrows a delegation back within the delegated grant's policy. */
+function narrowingHint (parent: TokenPolicy, child: TokenPolicy): string {
+  const fixes: string[] = []
+  if (parent.signals !== undefined && (child.signals === undefined || child.signals.some((x) => !parent.signals?.includes(x)))) fixes.push(`--signals ${parent.signals.join(',')} (or fewer)`)
+  if (parent.zones !== undefined && (child.zones === undefined || child.zones.some((x) => !parent.zones?.includes(x)))) fixes.push(`--zones ${parent.zones.join(',')} (or fewer)`)
+  return fixes.length === 0 ? '' : `; the delegated grant allows only that much: pass ${fixes.join(' and ')}`
 }

@@ -1,5 +1,5 @@
 import { resolveHome } from '../control/paths.js'
-import { errorMessage } from '../util/errors.js'
+import { DaemonNotRunningError, errorMessage } from '../util/errors.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'
 import { ack, card, down, id, node, nodes, status } from './commands/basic.js'
@@ -7,10 +7,15 @@ import { inbox, outbox } from './commands/inbox.js'
 import { join } from './commands/join.js'
 import { send } from './commands/send.js'
 import { up } from './commands/up.js'
+import { init } from './commands/init.js'
+import { peers } from './commands/peers.js'
 import { extraCommands } from './registry.js'
 import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
 
-const COMMANDS: Command[] = [up, down, status, id, join, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
+/** the exit status of a command that needs a running daemon and found none (like `join --info`) */
+const EXIT_NOT_RUNNING = 3
+
+const COMMANDS: Command[] = [init, up, down, status, id, join, peers, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
 
 function usage (): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -23,7 +28,9 @@ commands:
 ${lines.join('\n')}
 
 every command takes --home DIR (default $AMESH_HOME, else ~/.amesh); listings take --json.
-every command but \`up\` starts the daemon (detached) when none runs for the home.`
+read-only commands (status, id, peers, nodes, node ls, card, inbox, outbox, grants) never start a
+daemon: where none runs they say so and exit 3. Commands that change state start it (detached)
+when none runs, but only on a home set up by \`amesh init\`, \`amesh up\` or \`amesh mcp install\`.`
 }
 
 function commandHelp (c: Command): string {
@@ -50,7 +57,7 @@ export async function main (argv: string[]): Promise<void> {
     process.exitCode = await command.run(args, resolveHome(str(args, 'home')))
   } catch (err) {
     process.stderr.write(`amesh ${name}: ${errorMessage(err)}\n`)
-    process.exitCode = 1
+    process.exitCode = err instanceof DaemonNotRunningError ? EXIT_NOT_RUNNING : 1
   }
   exitSoon()
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { ControlClient } from './client.js'
 import { homePaths } from './paths.js'
 import { DaemonNotRunningError } from '../util/errors.js'
+import { assertInitialised } from './home.js'
 
 export const BIN = fileURLToPath(new URL('../../../bin/amesh', import.meta.url))
 const START_TIMEOUT = 30_000
@@ -45,7 +46,21 @@ export async function startDetached (home: string, extraArgs: string[] = []): Pr
   if (code !== 0) throw new DaemonNotRunningError(stderr.trim() || `amesh up --detach failed with exit ${code}`)
 }
 
-/** Connect to the home's daemon, starting it detached when none runs. */
+/** Connect to the home's running daemon; never starts one (read-only commands). */
+export async function connectRunning (home: string): Promise<ControlClient> {
+  try {
+    return await ControlClient.connect(homePaths(home).socket)
+  } catch (err) {
+    if (!(err instanceof DaemonNotRunningError)) throw err
+    assertInitialised(home)
+    throw new DaemonNotRunningError(`amesh is not running for ${home} (start it with \`amesh up --home ${home}\`)`, { cause: err })
+  }
+}
+
+/**
+ * Connect to the home's daemon, starting it detached when none runs — only on
+ * an initialised home (see home.ts): a missing or never set up home is an error.
+ */
 export async function connectOrStart (home: string): Promise<ControlClient> {
   const sock = homePaths(home).socket
   try {
@@ -53,16 +68,25 @@ export async function connectOrStart (home: string): Promise<ControlClient> {
   } catch (err) {
     if (!(err instanceof DaemonNotRunningError)) throw err
   }
+  assertInitialised(home)
   await startDetached(home)
   return await ControlClient.connect(sock)
 }
 
-/** One request to the home's daemon (started when none runs); the connection is closed after. */
-export async function callDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
-  const client = await connectOrStart(home)
+async function callWith<T> (client: ControlClient, method: string, params: object): Promise<T> {
   try {
     return await client.call<T>(method, params)
   } finally {
     client.close()
   }
+}
+
+/** One request to the home's daemon (started when none runs on an initialised home); the connection is closed after. */
+export async function callDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
+  return await callWith<T>(await connectOrStart(home), method, params)
+}
+
+/** One read-only request: never starts a daemon (DaemonNotRunningError when none runs). */
+export async function queryDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
+  return await callWith<T>(await connectRunning(home), method, params)
 }

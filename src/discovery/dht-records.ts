@@ -11,8 +11,24 @@
 // so one peer holding a stale card or a partial claim set does not decide
 // (trade-off in docs/DISCOVERY.md §4).
 
+import { setMaxListeners } from 'node:events'
 import type { KadDHT } from '@libp2p/kad-dht'
 import type { Libp2p } from '@libp2p/interface'
+
+/**
+ * kad-dht hands a query's signal to every step it runs in parallel: the
+ * peer-store lookups of the K (20) closest peers each add an abort listener
+ * to it while they wait for the store's read lock (one more per dial), so a
+ * healthy query holds ~2K listeners at once, and Node warned at 10. The
+ * signal's limit is that known fan-out; listeners beyond it would be a leak.
+ */
+const QUERY_LISTENERS = 64
+
+function querySignal (timeout: number): AbortSignal {
+  const signal = AbortSignal.timeout(timeout)
+  setMaxListeners(QUERY_LISTENERS, signal)
+  return signal
+}
 import { SECOND } from '../util/time.js'
 import type { VerifiedCard, SignedAgentCard } from './card.js'
 import {
@@ -54,7 +70,7 @@ export class DhtRecords {
     let responders = 0
     this.queries++
     try {
-      for await (const event of this.dht.get(key, { signal: AbortSignal.timeout(this.timeout) })) {
+      for await (const event of this.dht.get(key, { signal: querySignal(this.timeout) })) {
         const value = event.name === 'VALUE' ? event.value : event.name === 'PEER_RESPONSE' ? event.record?.value : undefined
         if (value === undefined) continue
         seen.set(Buffer.from(value).toString('base64'), value)
@@ -69,7 +85,7 @@ export class DhtRecords {
   private async put (key: Uint8Array, value: Uint8Array): Promise<number> {
     let stored = 0
     this.queries++
-    for await (const event of this.dht.put(key, value, { signal: AbortSignal.timeout(this.timeout) })) {
+    for await (const event of this.dht.put(key, value, { signal: querySignal(this.timeout) })) {
       if (event.name === 'PEER_RESPONSE') stored++
     }
     return stored

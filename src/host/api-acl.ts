@@ -39,7 +39,7 @@ export function aclMethods (host: Host): MethodTable {
       }).strict(),
       call: async (p) => {
         const r = await host.acl.grant({ as: p.as, to: p.to, sub: p.sub, signals: p.signals, zones: p.zones, expiresMs: p.expires_ms, delegate: p.delegate })
-        return { ...view(host, r), handed: r.handed }
+        return { ...view(host, r), handed: r.handed, ...(r.expires_clamped === undefined ? {} : { expires_clamped: r.expires_clamped }) }
       }
     }),
     revoke: method({

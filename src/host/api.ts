@@ -15,6 +15,8 @@ import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { mcpMethods } from './api-mcp.js'
 import type { HostServices } from './services.js'
+import { nodeMethods } from './api-nodes.js'
+import { peerMethods } from './api-peers.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -190,7 +192,6 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
         return t.kind === 'local' ? host.cards.cardOf(t.node) : t.card.card
       }
     }),
-    join: method({ params: z.object({ addr: z.string().min(1) }).strict(), call: async (p) => ({ peerId: await host.join(p.addr) }) }),
     'outbox.dead': method({
       params: z.object({ limit: z.number().int().min(1).max(100_000).optional() }).strict(),
       call: async (p) => (await host.outbox.deadLetters(p.limit ?? 1000)).map((d) => ({ ...d, packet: undefined, to_name: host.label(d.to), from_name: host.label(d.from) }))
@@ -199,6 +200,8 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     ...aclMethods(host),
     ...discoveryMethods(host, services.discovery),
     ...mcpMethods(host),
-    ...agentsMethods(host, services.agents)
+    ...agentsMethods(host, services.agents),
+    ...nodeMethods(host, services.agents),
+    ...peerMethods(host)
   }
 }

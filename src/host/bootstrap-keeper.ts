@@ -37,6 +37,11 @@ export class BootstrapKeeper {
     }
   }
 
+  /** Stop re-dialling this address (`amesh join --forget`). */
+  remove (addr: string): void {
+    this.peers.delete(addr)
+  }
+
   start (): void {
     this.timer = setInterval(() => { this.tick(Date.now()) }, TICK)
     this.timer.unref()

@@ -73,6 +73,7 @@ export class Host {
     chmodSync(this.paths.home, 0o700)
     await this.openStore()
     writeFileSync(this.paths.pidFile, `${process.pid}\n`)
+    this.ownsPidFile = true
     const privateKey = await loadOrCreateHostKey(this.paths.hostKey)
     const remembered = await this.peerBook.list()
     const bootstrapPeers = [...new Set([...this.config.peers, ...remembered])]
@@ -165,6 +166,12 @@ export class Host {
     return conn.remotePeer.toString()
   }
 
+  /** `amesh join --forget`: the address is no longer a bootstrap peer of later starts. */
+  async forget (addr: string): Promise<boolean> {
+    this.keeper.remove(addr)
+    return await this.peerBook.remove(addr)
+  }
+
   /** `amesh node add`: create a node, with a parent when given (lineage is added by the ACL layer). */
   async addNode (name: string, parent?: string): Promise<LocalNode> {
     const node = await (this.createChild?.(name, parent) ?? this.nodes.create(name, 'external'))
@@ -203,6 +210,7 @@ export class Host {
   }
 
   private retaining = false
+  private ownsPidFile = false
 
   async stop (): Promise<void> {
     this.stopping ??= this.doStop()
@@ -216,6 +224,7 @@ export class Host {
     try { await this.libp2p?.stop() } catch { /* stopping anyway */ }
     await this.committer?.drain().catch(() => {})
     await this.db?.close().catch(() => {})
-    rmSync(this.paths.pidFile, { force: true })
+    // only the daemon that wrote the pid file removes it: a failed second start must not
+    if (this.ownsPidFile) rmSync(this.paths.pidFile, { force: true })
   }
 }

@@ -13,6 +13,11 @@ export class PeerBook {
     await this.records.add(addr)
   }
 
+  /** Forget an address; true when it was remembered. */
+  async remove (addr: string): Promise<boolean> {
+    return await this.records.remove(addr)
+  }
+
   async list (): Promise<string[]> {
     return await this.records.list()
   }

@@ -374,6 +374,29 @@ export class InboxStore extends EventEmitter {
     return entry?.seq === where.seq ? entry : undefined
   }
 
+  /** The receive time of the node's newest stored entry, if any (one reverse key read). */
+  async lastReceived (nodeId: string): Promise<number | undefined> {
+    for await (const [, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { reverse: true, limit: 1 })) return decodeInboxValue(value).r
+    return undefined
+  }
+
+  /** `node rm`: delete every entry and the cursor of a node; its message ids expire with the dedup window. */
+  async dropNode (nodeId: string): Promise<number> {
+    let total = 0
+    for (;;) {
+      const ops: WriteOp[] = []
+      for await (const [key] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: PRUNE_CHUNK })) ops.push({ type: 'del', key })
+      const last = ops.length < PRUNE_CHUNK
+      if (last) ops.push({ type: 'del', key: CURSOR_PREFIX + nodeId })
+      await this.committer.write(ops)
+      total += last ? ops.length - 1 : ops.length
+      if (last) break
+    }
+    this.state.delete(nodeId)
+    this.tails.delete(nodeId)
+    return total
+  }
+
   /** Move the durable cursor forward (never backward). Returns the cursor. */
   async ack (nodeId: string, seq: number): Promise<number> {
     const st = await this.loadState(nodeId)

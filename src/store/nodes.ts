@@ -92,6 +92,15 @@ export class NodeStore {
     return this.remember(record)
   }
 
+  /** Forget a node: its record and key (the caller removes its inbox first). */
+  async remove (id: string): Promise<void> {
+    const node = this.byId.get(id)
+    if (node === undefined) return
+    await this.committer.write([{ type: 'del', key: NODE_PREFIX + id }])
+    this.byId.delete(id)
+    this.byName.delete(node.record.name)
+  }
+
   async update (record: NodeRecord): Promise<void> {
     await this.committer.write([{ type: 'put', key: NODE_PREFIX + record.id, value: toJsonBytes(record) }])
     this.remember(record)

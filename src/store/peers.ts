@@ -11,6 +11,13 @@ export class PeerRecords {
     await this.committer.write([{ type: 'put', key: Bucket.peer + addr, value: enc.encode(String(at)) }])
   }
 
+  /** Forget an address; true when it was remembered. */
+  async remove (addr: string): Promise<boolean> {
+    if (await this.db.get(Bucket.peer + addr) === undefined) return false
+    await this.committer.write([{ type: 'del', key: Bucket.peer + addr }])
+    return true
+  }
+
   async list (): Promise<string[]> {
     const out: string[] = []
     for await (const [key] of scan(this.db, Bucket.peer)) out.push(key.slice(Bucket.peer.length))

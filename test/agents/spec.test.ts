@@ -54,7 +54,7 @@ describe('agents spec - validation', () => {
   it('agents spec - --name overrides the spec name; the example specs in config/ are valid', () => {
     assert.equal(parseSpecText('name: a\ncommand: x\n', '/', 'b').spec.name, 'b')
     const example = loadSpecFile(join(ROOT, 'config', 'worker.example.yaml'))
-    assert.equal(example.spec.name, 'worker-1')
+    assert.equal(example.spec.name, 'example-worker')
     assert.equal(example.spec.cwd, join(ROOT, 'config'))
     assert.equal(example.spec.restart.policy, 'on-failure')
     assert.equal(loadSpecFile(join(ROOT, 'config', 'remote-worker.example.yaml')).spec.host?.startsWith('12D3KooW'), true)

@@ -12,7 +12,7 @@ export const BIN = join(ROOT, 'bin', 'amesh')
 export interface RunResult { code: number, stdout: string, stderr: string }
 
 /** Run `bin/amesh ARGS` and collect its output (never rejects on a non-zero exit). */
-export async function amesh (args: string[], opts: { input?: string, env?: NodeJS.ProcessEnv, timeout?: number } = {}): Promise<RunResult> {
+export async function amesh (args: string[], opts: { input?: string | Uint8Array, env?: NodeJS.ProcessEnv, timeout?: number } = {}): Promise<RunResult> {
   return await new Promise((resolvePromise) => {
     const child = execFile(process.execPath, [BIN, ...args], { env: opts.env ?? process.env, timeout: opts.timeout ?? 60_000, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : (typeof err.code === 'number' ? err.code : 1)

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../../control/connect.js'
+import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 function csv (v: string | undefined, upper: boolean): string[] | undefined {
@@ -38,6 +38,7 @@ host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md
   run: async (args, home) => {
     needPositionals(args, 0, grant.usage)
     const expires = str(args, 'expires')
+    if (expires !== undefined && parseDuration(expires) <= 0) throw new InvalidArgumentError(`--expires must be longer than 0 (e.g. 30m, 7d); got "${expires}"`)
     if (bool(args, 'host')) return await hostGrant(args, home, expires)
     if (str(args, 'cmd') !== undefined) throw new InvalidArgumentError('--cmd is only for host grants (--host); node grants allow sending')
     const r = await callDaemon(home, 'grant', {
@@ -51,6 +52,7 @@ host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md
     })
     if (bool(args, 'json')) printJson(r)
     else printLine(`${String(r.token_id)}  ${String(r.audience)} may send to ${String(r.subject)} (signals ${String(r.signals)}, zones ${String(r.zones)}) until ${String(r.expires)}${r.handed === true ? '' : '  (audience host offline: handed over when it connects)'}`)
+    if (typeof r.expires_clamped === 'string') process.stderr.write(`amesh grant: --expires clamped ${r.expires_clamped}\n`)
     return 0
   }
 }
@@ -78,7 +80,7 @@ export const grants: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, grants.usage)
-    const r = await callDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
+    const r = await queryDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
     if (bool(args, 'json')) { printJson(r); return 0 }
     for (const [kind, list] of [['held', r.held], ['issued', r.issued]] as const) {
       for (const g of list) printLine(`${kind.padEnd(6)} ${String(g.token_id)} ${String(g.audience)} -> ${String(g.subject)} signals ${JSON.stringify(g.signals)} until ${String(g.expires)}${g.revoked === true ? ' REVOKED' : ''}`)

@@ -1,9 +1,9 @@
 import { ControlClient } from '../../control/client.js'
 import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
-import { bool, needPositionals, str } from '../args.js'
+import { bool, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { callDaemon } from '../../control/connect.js'
+import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
@@ -50,7 +50,7 @@ export const status: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
-    const s = await callDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
+    const s = await queryDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
     if (bool(args, 'json')) { printJson(s); return 0 }
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
@@ -68,7 +68,7 @@ export const id: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, id.usage)
-    const r = await callDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
+    const r = await queryDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
     return 0
@@ -83,7 +83,7 @@ export const nodes: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
-    const rows = await callDaemon<NodeRow[]>(home, 'nodes')
+    const rows = await queryDaemon<NodeRow[]>(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
@@ -92,19 +92,64 @@ export const nodes: Command = {
   }
 }
 
+const NODE_USAGE = `amesh node add NAME [--parent NODE] [--json]
+       amesh node ls [--json]
+       amesh node rm NAME [--force] [--json]`
+
+async function nodeAdd (args: Parsed, home: string): Promise<number> {
+  needPositionals(args, 2, NODE_USAGE)
+  const r = await callDaemon<{ id: string, name: string, parent?: string, depth: number }>(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
+  if (bool(args, 'json')) printJson(r)
+  else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
+  return 0
+}
+
+interface LocalNodeRow { name: string, id: string, kind: string, parent: string | null, created: number, last_received: number | null, unread: number }
+
+function when (ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString()
+}
+
+async function nodeLs (args: Parsed, home: string): Promise<number> {
+  needPositionals(args, 1, NODE_USAGE)
+  const rows = await queryDaemon<LocalNodeRow[]>(home, 'node.list')
+  for (const r of rows) {
+    if (bool(args, 'json')) printJson(r)
+    else printLine(`${r.name.padEnd(16)} ${r.kind.padEnd(8)} parent ${(r.parent ?? '-').padEnd(12)} created ${when(r.created)}  last received ${when(r.last_received)}  unread ${r.unread}  ${r.id}`)
+  }
+  return 0
+}
+
+async function nodeRm (args: Parsed, home: string): Promise<number> {
+  needPositionals(args, 2, NODE_USAGE)
+  const r = await callDaemon<{ removed: string, id: string, inbox_entries: number }>(home, 'node.rm', { name: args.positionals[1], force: bool(args, 'force') ? true : undefined })
+  if (bool(args, 'json')) printJson(r)
+  else printLine(`removed ${r.removed} (${r.id}): its key, cursor and ${r.inbox_entries} inbox entries`)
+  return 0
+}
+
 export const node: Command = {
   name: 'node',
-  summary: 'create a node on this host',
-  usage: 'amesh node add NAME [--parent NODE] [--json]',
-  help: 'Creates a node (a key, an id, an inbox) on this host. With --parent, the parent node\n(on this host) signs a lineage certificate: the two form a group. Nodes are also\ncreated implicitly on first use of a name (send --as, mcp --name).',
-  flags: { parent: 'string' },
+  summary: 'create, list or remove nodes of this host',
+  usage: NODE_USAGE,
+  help: `node add NAME [--parent NODE] creates a node (a key, an id, an inbox) on this host. With
+--parent, the parent node (on this host) signs a lineage certificate: the two form a group.
+Nodes are also created implicitly on first use of a name (send --as, mcp --name).
+
+node ls lists this host's nodes: kind (external/managed), parent, when it was created, when
+it last received a message, how many are unread.
+
+node rm NAME removes a node: its key, its inbox and its cursor. It refuses a managed node
+that is running (\`amesh agent stop NAME\` first), a node that is the parent of other local
+nodes, and — unless --force — a node with unread messages. Its card may stay known to other
+hosts until it expires; grants naming it stop working since its key is gone.`,
+  flags: { parent: 'string', force: 'boolean' },
   run: async (args, home) => {
-    needPositionals(args, 2, node.usage)
-    if (args.positionals[0] !== 'add') throw new InvalidArgumentError(`unknown subcommand node ${args.positionals[0]}; usage: ${node.usage}`)
-    const r = await callDaemon<{ id: string, name: string, parent?: string, depth: number }>(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
-    if (bool(args, 'json')) printJson(r)
-    else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
-    return 0
+    const sub = args.positionals[0]
+    if (sub === 'add') return await nodeAdd(args, home)
+    if (sub === 'ls') return await nodeLs(args, home)
+    if (sub === 'rm') return await nodeRm(args, home)
+    throw new InvalidArgumentError(`${sub === undefined ? 'missing subcommand' : `unknown subcommand node ${sub}`}; usage: ${NODE_USAGE}`)
   }
 }
 
@@ -116,7 +161,7 @@ export const card: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 1, card.usage)
-    const c = await callDaemon(home, 'card', { target: args.positionals[0] })
+    const c = await queryDaemon(home, 'card', { target: args.positionals[0] })
     if (bool(args, 'json')) printJson(c)
     else printLine(JSON.stringify(c, null, 2))
     return 0

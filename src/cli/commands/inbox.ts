@@ -2,7 +2,7 @@ import type { ControlClient } from '../../control/client.js'
 import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../../control/connect.js'
+import { connectRunning } from '../../control/connect.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {
@@ -32,17 +32,19 @@ export const inbox: Command = {
   usage: 'amesh inbox NODE [--after SEQ] [--limit N] [--follow] [--ack] [--json]',
   help: `Prints NODE's packets after its acked cursor (or after --after SEQ), oldest first, one per
 line (--json: one JSON object per line with seq, id, from, from_id, to, to_id, signal,
-payload, scope, ts and the optional envelope fields). --follow keeps streaming new packets.
+payload, scope, ts, received (when this host stored it) and the optional envelope fields). --follow keeps streaming new packets.
 --ack acknowledges each printed packet (moves the durable cursor). Without --follow it
 prints at most --limit packets (default 1000, at most 10000), and stops early once
-about 16 MiB of packets were read: run it again with --after the last seq for more.`,
+about 16 MiB of packets were read: run it again with --after the last seq for more.
+Like every read-only command it never starts a daemon: on a home where none runs it
+says so and exits 3.`,
   flags: { after: 'string', limit: 'string', follow: 'boolean', ack: 'boolean' },
   run: async (args, home) => {
     needPositionals(args, 1, inbox.usage)
     const node = args.positionals[0]
     const json = bool(args, 'json')
     const after = int(args, 'after')
-    const client = await connectOrStart(home)
+    const client = await connectRunning(home)
     try {
       if (bool(args, 'follow')) {
         await followInbox(client, node, after, json, bool(args, 'ack'))
@@ -66,7 +68,7 @@ export const outbox: Command = {
   flags: { dead: 'boolean', limit: 'string' },
   run: async (args, home) => {
     needPositionals(args, 0, outbox.usage)
-    const client = await connectOrStart(home)
+    const client = await connectRunning(home)
     try {
       if (!bool(args, 'dead')) {
         const s = await client.call<{ outbox: unknown }>('status')

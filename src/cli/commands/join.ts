@@ -6,9 +6,11 @@ import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.j
 import { bool, list, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { connectOrStart } from '../../control/connect.js'
+import { checkPeerAddr } from '../../control/peer-addr.js'
 import { printJson, printLine } from '../output.js'
 
-const USAGE = `amesh join MULTIADDR
+const USAGE = `amesh join MULTIADDR [--any-peer]
+       amesh join --forget MULTIADDR
        amesh join --ssh [USER@]HOST[:PORT] [--identity FILE] [--ssh-option OPT]... [--ssh-config FILE]
                   [--remote-amesh CMD] [--remote-home DIR]
        amesh join --tunnels [--json]
@@ -58,6 +60,15 @@ async function viaSsh (args: Parsed, home: string, target: string): Promise<numb
   }
 }
 
+async function forgetPeer (args: Parsed, home: string, addr: string): Promise<number> {
+  needPositionals(args, 0, USAGE)
+  const r = await simple(home, 'join.forget', { addr }) as { forgotten: boolean }
+  if (bool(args, 'json')) printJson(r)
+  else if (r.forgotten) printLine(`forgot ${addr}: it is no longer dialled at start (a connection open now stays until it drops)`)
+  else process.stderr.write(`amesh join: ${addr} is not a remembered peer (\`amesh peers\` lists them)\n`)
+  return r.forgotten ? 0 : 1
+}
+
 async function simple (home: string, method: string, params: object): Promise<unknown> {
   const client = await connectOrStart(home)
   try {
@@ -72,7 +83,9 @@ export const join: Command = {
   summary: 'connect to another host (by address or through ssh) and remember it',
   usage: USAGE,
   help: `Dials MULTIADDR (e.g. /ip4/10.0.0.2/tcp/4747/p2p/12D3Koo...) now, exchanges node cards,
-and remembers the address as a bootstrap peer for later starts.
+and remembers the address as a bootstrap peer for later starts. MULTIADDR must end in
+/p2p/<peer id> (so the host reached is the one meant); a dial that fails is reported and
+nothing is remembered.
 
 With --ssh, asks the remote host's amesh (over ssh, without starting it there) for its
 peer id and port, keeps an ssh port-forward to it running (restarted with backoff if it
@@ -87,6 +100,8 @@ reaches back over the same connection.
   --remote-home DIR         the amesh home on the remote (default: its $AMESH_HOME or ~/.amesh)
   --tunnels                 list this host's ssh tunnels and their state
   --leave TARGET            stop a tunnel and forget the join (TARGET as --tunnels shows it)
+  --any-peer                accept MULTIADDR without /p2p/<peer id> (dial whoever answers there)
+  --forget MULTIADDR        forget a remembered peer address (\`amesh peers\` lists them)
   --info                    print this host's peer id and tunnel target; exits ${INFO_NOT_RUNNING_EXIT} when no daemon runs`,
   flags: {
     ssh: 'string',
@@ -97,7 +112,9 @@ reaches back over the same connection.
     'remote-home': 'string',
     tunnels: 'boolean',
     leave: 'string',
-    info: 'boolean'
+    info: 'boolean',
+    'any-peer': 'boolean',
+    forget: 'string'
   },
   run: async (args, home) => {
     if (bool(args, 'info')) { needPositionals(args, 0, USAGE); return await info(args, home) }
@@ -117,14 +134,19 @@ reaches back over the same connection.
       needPositionals(args, 0, USAGE)
       const r = await simple(home, 'join.leave', { target: leave }) as { removed: boolean }
       if (bool(args, 'json')) printJson(r)
-      else printLine(r.removed ? `left ${leave}` : `no tunnel ${leave} (forgotten anyway)`)
-      return 0
+      else if (r.removed) printLine(`left ${leave}`)
+      else process.stderr.write(`amesh join: no ssh tunnel ${leave} on this host (\`amesh join --tunnels\` lists them)\n`)
+      return r.removed ? 0 : 1
     }
+    const forget = str(args, 'forget')
+    if (forget !== undefined) return await forgetPeer(args, home, forget)
     for (const f of ['identity', 'ssh-option', 'ssh-config', 'remote-amesh', 'remote-home']) {
       if (args.flags.has(f)) throw new InvalidArgumentError(`--${f} only goes with --ssh`)
     }
     needPositionals(args, 1, USAGE)
-    const r = await simple(home, 'join', { addr: args.positionals[0] }) as { peerId: string }
+    const anyPeer = bool(args, 'any-peer')
+    checkPeerAddr(args.positionals[0], { anyPeer })
+    const r = await simple(home, 'join', { addr: args.positionals[0], any_peer: anyPeer ? true : undefined }) as { peerId: string }
     if (bool(args, 'json')) printJson(r)
     else printLine(`joined ${r.peerId}`)
     return 0

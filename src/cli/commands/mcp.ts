@@ -1,6 +1,7 @@
 import { format } from 'node:util'
 import { resolveOptions } from '../../mcp/options.js'
 import { claudeCommand, installMcpJson, type McpServerEntry } from '../../mcp/install.js'
+import { DEFAULT_LISTEN, initHome } from '../../control/home.js'
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, int, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
@@ -34,14 +35,22 @@ function sessionArgs (args: Parsed, home: string): string[] {
 }
 
 function install (args: Parsed, home: string): number {
-  const session = sessionArgs(args, home)
-  const entry: McpServerEntry = bool(args, 'portable')
+  const portable = bool(args, 'portable')
+  // portable: the home exactly as given (a relative or ~ path stays so), never this machine's absolute path
+  const session = sessionArgs(args, portable ? (str(args, 'home') ?? home) : home)
+  const initialised = initHome(home, { listen: DEFAULT_LISTEN, mdns: true })
+  const entry: McpServerEntry = portable
     ? { command: 'amesh', args: session }
     : { command: process.execPath, args: [BIN, ...session] }
   const path = installMcpJson(process.cwd(), entry)
   const command = claudeCommand()
-  if (bool(args, 'json')) printJson({ path, server: 'amesh', entry, command })
-  else printLine(`updated ${path} (server "amesh": ${[entry.command, ...entry.args].join(' ')})\nstart Claude Code with the channel enabled:\n  ${command}`)
+  if (bool(args, 'json')) { printJson({ path, server: 'amesh', entry, command, home_initialised: initialised }); return 0 }
+  if (initialised) printLine(`set up the amesh home ${home} (config.yaml: listen ${DEFAULT_LISTEN.join(' ')}, mDNS on)`)
+  printLine(`updated ${path} (server "amesh": ${[entry.command, ...entry.args].join(' ')})
+Claude Code asks before it starts a server from a project's .mcp.json ("Pending approval"):
+approve "amesh" when it asks, or add {"enabledMcpjsonServers":["amesh"]} to .claude/settings.local.json.
+start Claude Code with the channel enabled:
+  ${command}`)
   return 0
 }
 
@@ -91,7 +100,9 @@ Defaults for every session, or per node, may also be set in <home>/mcp.yaml
 
 amesh mcp install --name NAME [session flags] adds or updates the "amesh" server in
 ./.mcp.json (other servers are kept) and prints the command that starts Claude Code with
-the channel enabled. --portable writes "amesh" as the command instead of absolute paths.`,
+the channel enabled. It also sets up the home (config.yaml with \`amesh up\`'s defaults) when it
+has none, so the session can start the daemon. --portable writes "amesh" as the command and
+the --home exactly as given, instead of absolute paths.`,
   flags: { name: 'string', parent: 'string', approver: 'string', 'permission-relay': 'boolean', 'loop-limit': 'string', 'loop-window': 'string', log: 'string', portable: 'boolean' },
   run: async (args, home) => {
     const [sub, ...extra] = args.positionals

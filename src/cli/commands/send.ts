@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline'
 import type { ControlClient } from '../../control/client.js'
 import { SIGNAL_RULES } from '../../packet/rules.js'
 import type { PayloadField, Signal } from '../../packet/types.js'
@@ -8,6 +7,7 @@ import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.
 import type { Command } from '../command.js'
 import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
+import { checkArgText, strictLines } from './send-input.js'
 
 /** TEXT fills the signal's main payload field: text for MESSAGE/ESCALATE, result for RETURN, else context. */
 export function primaryField (signal: Signal): PayloadField {
@@ -54,8 +54,7 @@ function withText (base: Record<string, unknown>, payload: Record<string, unknow
 
 async function sendStdin (client: ControlClient, base: Record<string, unknown>, payload: Record<string, unknown>): Promise<number> {
   let failures = 0
-  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity })
-  for await (const line of rl) {
+  for await (const line of strictLines(process.stdin)) {
     if (line === '') continue
     try {
       printJson(await client.call('send', withText(base, payload, line)))
@@ -70,19 +69,22 @@ async function sendStdin (client: ControlClient, base: Record<string, unknown>, 
 export const send: Command = {
   name: 'send',
   summary: 'send a message (durable before it returns)',
-  usage: 'amesh send --as NODE TO TEXT|- [--signal S] [--payload JSON] [--conversation ID] [--reply-to MSGID] [--ttl DURATION] [--json]',
+  usage: 'amesh send --as NODE TO TEXT|- [--signal S] [--payload JSON] [--conversation ID] [--reply-to MSGID] [--priority P] [--requires-reply] [--zone Z] [--ttl DURATION] [--allow-empty] [--json]',
   help: `Sends from local node NODE (created on first use) to TO (a node name or did:key id).
 Returns once the packet is durable: "queued" in the outbox for a remote host, or
 "delivered" into a local node's inbox. TEXT fills the signal's main field (text for
 MESSAGE/ESCALATE, result for RETURN, context otherwise); with - as TEXT, every stdin line
-is one message and one JSON result line is printed per message.
+is one message (empty lines are skipped) and one JSON result line is printed per message.
+Text must be valid UTF-8 (other bytes are refused, never replaced); an empty TEXT is
+refused unless --allow-empty.
 
   --signal S          MESSAGE (default), SPAWN, RETURN, BLOCKED_ON, CHECKPOINT, HANDOFF, ESCALATE, ERROR
   --payload JSON      more payload fields the signal allows: {"context": "...", "options": ["a","b"], ...}
   --conversation ID   conversation id; --reply-to MSGID sets in_reply_to (and keeps its conversation)
   --priority P        low | normal | high;  --requires-reply;  --zone kernel|project|personal
-  --ttl DURATION      outbox time-to-live (e.g. 30s, 10m, 2h; default 24h); then a dead letter`,
-  flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string' },
+  --ttl DURATION      outbox time-to-live (e.g. 30s, 10m, 2h; default 24h); then a dead letter
+  --allow-empty       send an empty TEXT`,
+  flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string', 'allow-empty': 'boolean' },
   run: async (args, home) => {
     needPositionals(args, 2, send.usage)
     const as = str(args, 'as')
@@ -90,10 +92,11 @@ is one message and one JSON result line is printed per message.
     const [to, text] = args.positionals
     const base = baseRequest(args, as, to)
     const payload = payloadOf(args)
+    if (text !== '-') checkArgText(text, bool(args, 'allow-empty'))
     const client = await connectOrStart(home)
     try {
       if (text === '-') return await sendStdin(client, base, payload)
-      const r = await client.call<{ id: string, state: string }>('send', withText(base, payload, text))
+      const r = await client.call<{ id: string, state: string }>('send', withText(base, payload, checkArgText(text, bool(args, 'allow-empty'))))
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.id} ${r.state}`)
       return 0

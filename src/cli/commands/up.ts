@@ -1,18 +1,29 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, openSync, chmodSync } from 'node:fs'
+import { openSync } from 'node:fs'
 import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
 import { homePaths } from '../../control/paths.js'
+import { initHome } from '../../control/home.js'
+import { checkPeerAddr } from '../../control/peer-addr.js'
 import { bool, list, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { BIN, waitForDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
+import { AlreadyRunningError, firstStartFailure, runningDaemonPid, snapshotHome, undoFirstStart, type HomeSnapshot } from './up-guard.js'
 
-function configFor (args: Parsed, home: string): HostConfig {
+/** The config and flags without the environment's mDNS override: what a new home records. */
+function settingsFor (args: Parsed, home: string): HostConfig {
   const cfg = loadConfigFile(homePaths(home).config)
   const listen = list(args, 'listen')
   if (listen.length > 0) cfg.listen = listen
-  cfg.peers = [...cfg.peers, ...list(args, 'peer')]
   if (bool(args, 'no-mdns')) cfg.mdns = false
+  return cfg
+}
+
+function configFor (args: Parsed, home: string): HostConfig {
+  const cfg = settingsFor(args, home)
+  for (const p of cfg.peers) checkPeerAddr(p, { flag: 'config peers' })
+  for (const p of list(args, 'peer')) checkPeerAddr(p, { flag: '--peer' })
+  cfg.peers = [...cfg.peers, ...list(args, 'peer')]
   cfg.mdns = mdnsFromEnv(cfg.mdns)
   const durability = str(args, 'durability')
   if (durability !== undefined) cfg.durability = parseDurability(durability)
@@ -33,8 +44,6 @@ function childArgs (args: Parsed): string[] {
 
 async function detach (args: Parsed, home: string): Promise<number> {
   const paths = homePaths(home)
-  mkdirSync(home, { recursive: true, mode: 0o700 })
-  chmodSync(home, 0o700)
   const log = openSync(paths.log, 'a', 0o600)
   const child = spawn(process.execPath, [BIN, 'up', ...childArgs(args), '--home', home], {
     detached: true,
@@ -44,20 +53,29 @@ async function detach (args: Parsed, home: string): Promise<number> {
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })
   const client = await waitForDaemon(home, () => exitCode)
+  const { pid } = await client.call<{ pid: number }>('status')
   const id = await client.call<{ peerId: string, addrs: string[] }>('id')
   client.close()
+  // another `up` won a race for this home: ours fails on the lock; report the winner
+  if (pid !== child.pid) throw new AlreadyRunningError(home, pid)
   child.unref()
   if (bool(args, 'json')) printJson({ pid: child.pid, ...id })
   else printLine(`amesh is up (pid ${child.pid ?? '?'}), peer ${id.peerId}\n  ${id.addrs.join('\n  ')}\nlogs: ${paths.log}`)
   return 0
 }
 
-async function foreground (args: Parsed, home: string): Promise<number> {
+async function foreground (args: Parsed, home: string, before: HomeSnapshot): Promise<number> {
   const { tuneHeap } = await import('../../host/heap.js')
   tuneHeap()
   // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
   const { runDaemon } = await import('../../host/daemon.js')
-  const daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
+  let daemon
+  try {
+    daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
+  } catch (err) {
+    undoFirstStart(home, before)
+    throw firstStartFailure(err, configFor(args, home))
+  }
   const id = daemon.host.libp2p.peerId.toString()
   process.stderr.write(`amesh is up, peer ${id}\n  ${daemon.host.libp2p.getMultiaddrs().map(String).join('\n  ')}\n`)
   await daemon.stopped
@@ -71,7 +89,13 @@ export const up: Command = {
   help: `Starts the host daemon for the home: a libp2p peer (TCP, Noise, Yamux, Kademlia DHT,
 mDNS, gossipsub), the LevelDB store and the control socket. Runs in the foreground
 until SIGINT/SIGTERM or \`amesh down\`; with --detach it runs in the background and logs
-to <home>/amesh.log. A second \`amesh up\` on the same home fails: one process owns a store.
+to <home>/amesh.log once it is ready (or says why it failed). A second \`amesh up\` on a home
+whose daemon runs exits non-zero naming that daemon's pid and touches nothing of it.
+
+Settings come from <home>/config.yaml (see docs/CONFIGURATION.md), then these flags. On a
+home with no config.yaml, \`up\` writes one recording the listen addresses and mDNS setting
+it starts with (like \`amesh init\`), so that later commands may start the daemon again with
+the same settings. A first start that fails removes what it created.
 
   --listen MULTIADDR   listen address (repeatable); default /ip4/0.0.0.0/tcp/4747
   --peer MULTIADDR     bootstrap peer (repeatable), e.g. /ip4/10.0.0.2/tcp/4747/p2p/12D3Koo...
@@ -80,10 +104,18 @@ to <home>/amesh.log. A second \`amesh up\` on the same home fails: one process o
   --detach             run in the background; print the peer id and addresses, then exit`,
   flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean' },
   run: async (args, home) => {
-    if (bool(args, 'detach')) {
-      configFor(args, home) // fail early on bad flags or config
+    const settings = settingsFor(args, home) // fail early on bad flags or config
+    configFor(args, home)
+    const running = await runningDaemonPid(home)
+    if (running !== undefined) throw new AlreadyRunningError(home, running)
+    const before = snapshotHome(home)
+    initHome(home, { listen: settings.listen, mdns: settings.mdns })
+    if (!bool(args, 'detach')) return await foreground(args, home, before)
+    try {
       return await detach(args, home)
+    } catch (err) {
+      undoFirstStart(home, before)
+      throw err
     }
-    return await foreground(args, home)
   }
 }

@@ -1,0 +1,48 @@
+// Peers as state a user can see and undo: `amesh peers`, `join`, `join --forget`.
+import { z } from 'zod'
+import type { Connection } from '@libp2p/interface'
+import { method, type MethodTable } from '../control/server.js'
+import { checkPeerAddr } from '../control/peer-addr.js'
+import type { Host } from './host.js'
+
+const addr = z.string().min(1).max(4096)
+
+interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number }
+
+function connectionRow (c: Connection): PeerRow {
+  const remote = c.remoteAddr.toString()
+  return { peer: c.remotePeer.toString(), addrs: [remote], direction: c.direction, relayed: remote.includes('/p2p-circuit'), opened: c.timeline.open }
+}
+
+/** One row per connected peer (its connections' addresses merged). */
+function connected (host: Host): PeerRow[] {
+  const byPeer = new Map<string, PeerRow>()
+  for (const c of host.libp2p.getConnections()) {
+    const row = connectionRow(c)
+    const seen = byPeer.get(row.peer)
+    if (seen === undefined) { byPeer.set(row.peer, row); continue }
+    seen.addrs.push(...row.addrs)
+    seen.relayed &&= row.relayed
+  }
+  return [...byPeer.values()]
+}
+
+export function peerMethods (host: Host): MethodTable {
+  return {
+    peers: method({
+      params: z.object({}).strict(),
+      call: async () => ({ connected: connected(host), remembered: await host.peerBook.list(), configured: host.config.peers })
+    }),
+    join: method({
+      params: z.object({ addr, any_peer: z.boolean().optional() }).strict(),
+      call: async (p) => {
+        checkPeerAddr(p.addr, { anyPeer: p.any_peer })
+        return { peerId: await host.join(p.addr) }
+      }
+    }),
+    'join.forget': method({
+      params: z.object({ addr }).strict(),
+      call: async (p) => ({ forgotten: await host.forget(p.addr) })
+    })
+  }
+}

@@ -4,7 +4,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { ControlClient } from '../../control/client.js'
 import { homePaths } from '../../control/paths.js'
-import type { HostConfig } from '../../host/config.js'
 import { AmeshError, DaemonNotRunningError, errorMessage } from '../../util/errors.js'
 
 export class AlreadyRunningError extends AmeshError {
@@ -68,8 +67,8 @@ export function undoFirstStart (home: string, before: HomeSnapshot): void {
 }
 
 /** A start failure as the user should read it: a port in use is one line naming the address and the setting. */
-export function firstStartFailure (err: unknown, cfg: HostConfig): unknown {
+export function firstStartFailure (err: unknown, listen: string[]): unknown {
   const text = errorMessage(err)
-  if (/EADDRINUSE|address already in use|faultTolerance/i.test(text)) return new ListenAddressInUseError(cfg.listen, { cause: err })
+  if (/EADDRINUSE|address already in use|faultTolerance/i.test(text)) return new ListenAddressInUseError(listen, { cause: err })
   return err
 }

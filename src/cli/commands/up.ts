@@ -74,7 +74,7 @@ async function foreground (args: Parsed, home: string, before: HomeSnapshot): Pr
     daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
   } catch (err) {
     undoFirstStart(home, before)
-    throw firstStartFailure(err, configFor(args, home))
+    throw firstStartFailure(err, configFor(args, home).listen)
   }
   const id = daemon.host.libp2p.peerId.toString()
   process.stderr.write(`amesh is up, peer ${id}\n  ${daemon.host.libp2p.getMultiaddrs().map(String).join('\n  ')}\n`)

@@ -1,9 +1,8 @@
 // comms.allow compiled into grants the managed node issues when it starts:
 // one grant per entry, issued only when no live grant of the same shape exists.
-import type { Host } from '../host/host.js'
+import type { AgentComponents as Host } from './components.js'
 import type { LocalNode } from '../store/nodes.js'
 import { errorMessage } from '../util/errors.js'
-import { resolveTarget } from '../host/resolve.js'
 import { tokenId } from '../acl/index.js'
 import type { AllowEntry } from './spec.js'
 import { HOUR } from '../util/time.js'
@@ -25,7 +24,7 @@ export async function compileAllow (host: Host, node: LocalNode, allow: AllowEnt
   const lines: string[] = []
   for (const entry of allow) {
     try {
-      const audience = await resolveTarget(host, entry.node)
+      const audience = await host.resolver.resolve(entry.node)
       if (hasLiveGrant(host, node, audience.id, entry)) { lines.push(`comms.allow ${entry.node}: grant already in place`); continue }
       const r = await host.acl.grant({ as: node.record.name, to: entry.node, signals: entry.signals, zones: entry.zones })
       lines.push(`comms.allow ${entry.node}: granted ${r.id}${r.handed ? '' : ' (handed over when its host connects)'}`)

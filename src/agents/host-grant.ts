@@ -10,8 +10,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { commandCovers, decodeToken, encodeToken, isCommand, issueToken, revokerCounts, verifyChain } from '../acl/index.js'
 import { GrantExchange } from '../authz/grant-exchange.js'
 import type { ChainRecord } from '../authz/acl-store.js'
-import type { Host } from '../host/host.js'
-import { resolveTarget } from '../host/resolve.js'
+import type { AgentComponents as Host } from './components.js'
 import { generateNodeKey, importNodeKey, type NodeKey } from '../identity/node-key.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import { HOST_ISSUER_FILE } from './constants.js'
@@ -36,7 +35,7 @@ export interface HostGrantRequest { to: string, cmd: string, expiresMs?: number 
 /** Issue a host grant and hand it to the audience's host. */
 export async function issueHostGrant (host: Host, issuer: NodeKey, req: HostGrantRequest): Promise<ChainRecord & { handed: boolean, cmd: string }> {
   if (!isCommand(req.cmd)) throw new InvalidArgumentError(`--cmd must be a command path such as /agent/start (got ${req.cmd})`)
-  const audience = await resolveTarget(host, req.to)
+  const audience = await host.resolver.resolve(req.to)
   const token = issueToken(issuer, { aud: audience.id, sub: issuer.id, cmd: req.cmd, exp: Date.now() + (req.expiresMs ?? DEFAULT_LIFETIME) })
   const chain = [encodeToken(token)]
   const record = await host.acl.store.issue(chain)

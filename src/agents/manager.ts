@@ -4,8 +4,7 @@ import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { Host } from '../host/host.js'
-import { resolveTarget } from '../host/resolve.js'
+import type { AgentComponents as Host } from './components.js'
 import { generateNodeKey, type NodeKey } from '../identity/node-key.js'
 import type { LocalNode, NodeCardFields } from '../store/nodes.js'
 import { InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../util/errors.js'
@@ -118,7 +117,7 @@ export class AgentManager {
   /** `host:` names a peer id, or a node whose serving host is meant. */
   private async hostOf (target: string): Promise<string> {
     if (isPeerId(target)) return target
-    const t = await resolveTarget(this.host, target)
+    const t = await this.host.resolver.resolve(target)
     return t.kind === 'local' ? this.self : t.host
   }
 

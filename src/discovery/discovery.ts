@@ -7,10 +7,11 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { IdentifyResult, Libp2p } from '@libp2p/interface'
 import type { SingleKadDHT } from '@libp2p/kad-dht'
-import type { Host } from '../host/host.js'
+import type { LocalCards } from '../host/local-cards.js'
 import { DHT_PROTOCOL } from '../host/libp2p.js'
 import { isNodeId } from '../identity/node-key.js'
-import type { LocalNode } from '../store/nodes.js'
+import type { LocalNode, NodeStore } from '../store/nodes.js'
+import type { Logger } from '../util/log.js'
 import { MINUTE, SECOND } from '../util/time.js'
 import { NameCollisionError, errorMessage } from '../util/errors.js'
 import { dialableFrom, withoutPeerId } from './addrs.js'
@@ -18,6 +19,10 @@ import type { VerifiedCard } from './card.js'
 import { DhtRecords } from './dht-records.js'
 import { CardGossip } from './gossip.js'
 import { NODE_NAME_PATTERN } from './card.js'
+import type { Directory } from './directory.js'
+
+/** What discovery uses of its host. */
+export interface DiscoveryComponents { libp2p: Libp2p, directory: Directory, log: Logger, cards: LocalCards, nodes: NodeStore }
 
 const LOOKUP_RETRY_DELAY = 500
 
@@ -69,7 +74,7 @@ export class Discovery {
   /** DHT lookups this host ran (joined ones not counted), for diagnostics and tests */
   lookupsRun = 0
 
-  constructor (private readonly host: Host, private readonly opts: DiscoveryOptions = {}) {
+  constructor (private readonly host: DiscoveryComponents, private readonly opts: DiscoveryOptions = {}) {
     this.records = new DhtRecords(host.libp2p)
     if (opts.gossip !== false) this.gossip = new CardGossip(host.libp2p, host.directory, host.log)
     this.settle = opts.settle ?? PUBLISH_SETTLE

@@ -1,21 +1,20 @@
 import { z } from 'zod'
-import { agentsOf } from '../agents/install.js'
 import { issueHostGrant } from '../agents/host-grant.js'
 import type { AgentManager } from '../agents/manager.js'
 import { method, type MethodTable } from '../control/server.js'
 import { InvalidArgumentError } from '../util/errors.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
 
 const name = z.string().min(1).max(256)
 
-function manager (host: Host): AgentManager {
-  const m = agentsOf(host)
+function manager (host: Components): AgentManager {
+  const m = host.agents
   if (m === undefined) throw new InvalidArgumentError('managed nodes are not available in this daemon')
   return m
 }
 
 /** Control methods of the agents capability (managed nodes, host grants). */
-export function agentsMethods (host: Host): MethodTable {
+export function agentsMethods (host: Components): MethodTable {
   return {
     'agent.start': method({
       params: z.object({ path: z.string().min(1).max(4096), name: name.optional(), parent: name.optional() }).strict(),

@@ -1,10 +1,13 @@
 import { z } from 'zod'
 import { method, type MethodTable } from '../control/server.js'
 import { isLoopback } from '../discovery/addrs.js'
-import { discoveryOf } from '../discovery/install.js'
+import type { Discovery } from '../discovery/discovery.js'
+import type { SshJoins } from '../discovery/tunnels.js'
 import { TunnelError, type RemoteInfo } from '../discovery/ssh.js'
 import { UnknownMethodError } from '../util/errors.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
+
+type DiscoveryApiComponents = Pick<Components, 'libp2p' | 'config' | 'nodes' | 'discovery' | 'joins'>
 
 const word = z.string().min(1).max(4096)
 
@@ -19,7 +22,7 @@ const sshJoinSchema = z.object({
 }).strict()
 
 /** Where this host's amesh accepts connections, as seen from this host (the end of an SSH tunnel). */
-export function tunnelTarget (host: Host): RemoteInfo['tunnelTarget'] {
+export function tunnelTarget (host: Pick<Components, 'libp2p' | 'config'>): RemoteInfo['tunnelTarget'] {
   const addrs = host.libp2p.getMultiaddrs().map((a) => a.toOptions()).filter((o) => o.transport === 'tcp')
   const loop = addrs.find((o) => isLoopback(`/ip${o.family}/${o.host}`))
   if (loop !== undefined) return { host: loop.host, port: loop.port }
@@ -29,14 +32,14 @@ export function tunnelTarget (host: Host): RemoteInfo['tunnelTarget'] {
   return wildcard ? { host: '127.0.0.1', port: first.port } : { host: first.host, port: first.port }
 }
 
-function parts (host: Host): NonNullable<ReturnType<typeof discoveryOf>> {
-  const p = discoveryOf(host)
-  if (p === undefined) throw new UnknownMethodError('discovery is not running on this host')
-  return p
+function parts (host: DiscoveryApiComponents): { discovery: Discovery, joins: SshJoins } {
+  const { discovery, joins } = host
+  if (discovery === undefined || joins === undefined) throw new UnknownMethodError('discovery is not running on this host')
+  return { discovery, joins }
 }
 
 /** Control methods of the discovery capability. */
-export function discoveryMethods (host: Host): MethodTable {
+export function discoveryMethods (host: DiscoveryApiComponents): MethodTable {
   return {
     'discovery.info': method({
       params: z.object({}).strict(),

@@ -8,11 +8,13 @@ import { waitFor } from '../utils/hosts.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defaultConfig } from '../../src/host/config.js'
-import { Host } from '../../src/host/host.js'
-import { installDiscovery, type InstalledDiscovery } from '../../src/discovery/install.js'
-import type { DiscoveryOptions } from '../../src/discovery/discovery.js'
+import { startHost as startAmeshHost, type RunningHost as Host } from '../../src/host/components.js'
+import type { Discovery, DiscoveryOptions } from '../../src/discovery/discovery.js'
+import type { SshJoins } from '../../src/discovery/tunnels.js'
 
 export const LOOPBACK_LISTEN = '/ip4/127.0.0.1/tcp/0'
+
+export interface InstalledDiscovery { discovery: Discovery, joins: SshJoins }
 
 export interface TestHost { host: Host, parts: InstalledDiscovery, home: string, addr: string }
 
@@ -21,9 +23,10 @@ export async function startHost (peers: string[] = [], opts: DiscoveryOptions = 
   const home = mkdtempSync(join(tmpdir(), 'amd-'))
   writeFileSync(join(home, 'config.yaml'), `listen: ["${LOOPBACK_LISTEN}"]\nmdns: false\n`)
   const config = { ...defaultConfig(), listen: [LOOPBACK_LISTEN], peers, mdns: false, durability: 'none' as const }
-  const host = new Host({ home, config, logFile: join(home, 'amesh.log') })
-  await host.start()
-  const parts = await installDiscovery(host, opts)
+  const host = await startAmeshHost({ home, config, logFile: join(home, 'amesh.log'), discovery: opts })
+  const { discovery, joins } = host
+  if (discovery === undefined || joins === undefined) throw new Error('discovery did not start')
+  const parts = { discovery, joins }
   return { host, parts, home, addr: host.libp2p.getMultiaddrs()[0].toString() }
 }
 

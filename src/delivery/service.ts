@@ -55,8 +55,8 @@ export class DeliveryService implements Transport<PeerTarget> {
     const { admission } = components
     this.receiver = new PacketReceiver({
       inbox: components.inbox,
-      admit: async (packet, remote) => await admission.admit(packet, remote),
-      onDenied: (packet, denial) => admission.denied(packet, denial),
+      admit: admission.admit.bind(admission),
+      onDenied: admission.denied.bind(admission),
       log: components.log
     })
   }

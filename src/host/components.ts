@@ -170,8 +170,8 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   lifecycle.add('card exchange', { start: async () => { await exchange.start() } })
   const keeper = new BootstrapKeeper({ libp2p, peerBook: stores.peerBook, exchange, log })
   const discovery = base.discovery === false ? undefined : new Discovery({ libp2p, directory, log, cards, nodes }, base.discovery)
-  const label = (id: string): string => nodes.get(id)?.record.name ?? directory.get(id)?.name ?? id
   const resolver = new Resolver({ nodes, directory, exchange, finders: discovery !== undefined ? [discovery] : [] })
+  const { label } = resolver
   const notices = new Notices({ inbox, log })
   const acl = new AclService({ db: stores.db, committer: stores.committer, nodes, directory, exchange, libp2p, resolver, notices, label, policy: config, log })
   lifecycle.add('acl', acl)

@@ -49,6 +49,12 @@ async function firstFound<T> (attempts: Array<Promise<T | undefined>>): Promise<
 export class Resolver {
   constructor (private readonly components: ResolverComponents) {}
 
+  /** A node id's name, when this host knows it (a local node, then a known card); else the id. */
+  readonly label = (nodeId: string): string => {
+    const { nodes, directory } = this.components
+    return nodes.get(nodeId)?.record.name ?? directory.get(nodeId)?.name ?? nodeId
+  }
+
   private fromCache (target: string): Target | undefined {
     const { nodes, directory } = this.components
     const local = nodes.get(target)

@@ -10,13 +10,14 @@ import type { Libp2p, PeerId } from '@libp2p/interface'
 import type { CardExchange } from '../discovery/cards-protocol.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { SECOND } from '../util/time.js'
 import type { PeerBook } from './peer-book.js'
 
 export const REDIAL_MIN = 5_000
 export const REDIAL_MAX = 60_000
 const TICK = 1_000
 const DIAL_TIMEOUT = 10_000
-const JOIN_TIMEOUT = 15_000
+const JOIN_TIMEOUT = 15 * SECOND
 
 export interface BootstrapKeeperComponents {
   libp2p: Libp2p

@@ -145,6 +145,8 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   await lifecycle.start() // the store is open: from here a failure closes it
   try {
     const { libp2p, bootstrapPeers } = await openLibp2p(paths, config, stores.peerBook)
+    lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
+    await lifecycle.start() // libp2p runs (createLibp2p started it): from here a failure stops it
     const host = compose({ ...opts, paths, log, lifecycle }, stores, libp2p)
     for (const addr of bootstrapPeers) host.keeper.add(addr)
     await lifecycle.start()
@@ -162,7 +164,6 @@ type Base = HostOptions & { paths: HomePaths, log: Logger, lifecycle: Lifecycle 
 function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const { paths, config, log, lifecycle } = base
   const { nodes, inbox } = stores
-  lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
   const directory = new Directory(stores.db, stores.committer, libp2p.peerId.toString())
   lifecycle.add('directory', { start: async () => { await directory.load() } })
   const cards = new LocalCards(libp2p)

@@ -7,7 +7,7 @@
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { IdentifyResult, Libp2p } from '@libp2p/interface'
 import type { SingleKadDHT } from '@libp2p/kad-dht'
-import type { LocalCards } from '../host/local-cards.js'
+import type { LocalCards } from './local-cards.js'
 import { DHT_PROTOCOL } from '../host/libp2p.js'
 import { isNodeId } from '../identity/node-key.js'
 import type { LocalNode, NodeStore } from '../store/nodes.js'

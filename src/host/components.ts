@@ -29,7 +29,7 @@ import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
 import { Lifecycle } from './lifecycle.js'
 import { buildLibp2p } from './libp2p.js'
-import { LocalCards } from './local-cards.js'
+import { LocalCards } from '../discovery/local-cards.js'
 import { PeerBook } from './peer-book.js'
 import { PeerEvents, Retention } from './upkeep.js'
 

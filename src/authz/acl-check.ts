@@ -2,10 +2,9 @@ import { chainExpiry, decide, denialHint, revokerCounts, speaksForFrom, verifyLi
 import type { VerifiedCard } from '../discovery/card.js'
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet, Proof } from '../packet/types.js'
-import type { LocalNode } from '../store/nodes.js'
+import type { LocalNode, NodeStore } from '../store/nodes.js'
 import { AccessDeniedError, errorCode, errorMessage, type AmeshError } from '../util/errors.js'
-import type { Host } from '../host/host.js'
-import type { Target } from '../host/resolve.js'
+import type { Target } from '../routing/resolve.js'
 import type { AclStore } from './acl-store.js'
 import { recordingLookup, type DecisionCache, type NodeDeps } from './decision-cache.js'
 import { lineagePathOf, localAncestors } from './lineage-path.js'
@@ -14,6 +13,8 @@ import { lineagePathOf, localAncestors } from './lineage-path.js'
 export interface SendAllow { decision: Decision, proof?: Proof, card?: VerifiedCard }
 export type SendCache = DecisionCache<SendAllow>
 export type ReceiveCache = DecisionCache<true>
+/** The local nodes the decision reads (parties, ancestors, profiles). */
+export type NodeLookup = Pick<NodeStore, 'get'>
 
 function profileOf (node: LocalNode): Party['profile'] {
   return node.record.profile as Party['profile']
@@ -24,8 +25,8 @@ function localParty (node: LocalNode): Party {
 }
 
 /** The facts both sides feed to `decide`, apart from the parties; every local node read is recorded in `deps`. */
-function context (host: Host, acl: AclStore, now: number, deps: NodeDeps): Pick<Parameters<typeof decide>[0], 'now' | 'isRevoked' | 'speaksFor'> {
-  const lookup = recordingLookup((id) => host.nodes.get(id), deps)
+function context (nodes: NodeLookup, acl: AclStore, now: number, deps: NodeDeps): Pick<Parameters<typeof decide>[0], 'now' | 'isRevoked' | 'speaksFor'> {
+  const lookup = recordingLookup((id) => nodes.get(id), deps)
   const ancestors = (id: string): string[] => {
     const node = lookup(id)
     if (node === undefined) return []
@@ -40,7 +41,7 @@ function context (host: Host, acl: AclStore, now: number, deps: NodeDeps): Pick<
 }
 
 /** Sender side: attach proof (lineage path, a held grant chain) and fail fast with the receiver's reason. */
-export function checkSend (host: Host, acl: AclStore, packet: Packet, from: LocalNode, target: Target, cache?: SendCache): Decision {
+export function checkSend (nodes: NodeLookup, acl: AclStore, packet: Packet, from: LocalNode, target: Target, cache?: SendCache): Decision {
   const key = `${from.record.id}|${target.id}|${packet.signal}|${packet.scope.zone}`
   const now = Date.now()
   const card = target.kind === 'remote' ? target.card : undefined
@@ -51,14 +52,14 @@ export function checkSend (host: Host, acl: AclStore, packet: Packet, from: Loca
   }
   const gen = acl.generation
   const deps: NodeDeps = new Map([[from.record.id, from], [target.id, target.kind === 'local' ? target.node : undefined]])
-  const { decision, expires } = decideSend(host, acl, packet, from, target, now, deps)
+  const { decision, expires } = decideSend(nodes, acl, packet, from, target, now, deps)
   if (decision.allow && cache !== undefined) {
     cache.set(key, { gen, now, expires, deps, proof: [], value: { decision, proof: packet.proof, card } })
   }
   return decision
 }
 
-function decideSend (host: Host, acl: AclStore, packet: Packet, from: LocalNode, target: Target, now: number, deps: NodeDeps): { decision: Decision, expires?: number } {
+function decideSend (nodes: NodeLookup, acl: AclStore, packet: Packet, from: LocalNode, target: Target, now: number, deps: NodeDeps): { decision: Decision, expires?: number } {
   const lineage = lineagePathOf(from.record)
   const targetParty = targetPartyOf(target)
   const base = {
@@ -67,7 +68,7 @@ function decideSend (host: Host, acl: AclStore, packet: Packet, from: LocalNode,
     signal: packet.signal,
     zone: packet.scope.zone,
     blocked: target.kind === 'local' && acl.isBlocked(target.id, from.record.id),
-    ...context(host, acl, now, deps)
+    ...context(nodes, acl, now, deps)
   }
   let decision = decide(base)
   let expires: number | undefined
@@ -100,17 +101,15 @@ export function denialError (decision: Extract<Decision, { allow: false }>, pack
   return new AccessDeniedError(`${decision.code}: ${decision.reason}${hint === undefined ? '' : `; ${hint}`}`)
 }
 
-/** Receiver side: decide from the packet's proof and this host's own records. */
-export function checkReceive (host: Host, acl: AclStore, packet: Packet, senderName: string | undefined, cache?: ReceiveCache): Denial | null {
-  const target = host.nodes.get(packet.to)
-  if (target === undefined) return { code: 'NOT_SERVED_HERE', reason: `node ${packet.to} is not served by this host` }
+/** Receiver side: decide from the packet's proof and this host's own records (`target`: the local node it is for). */
+export function checkReceive (nodes: NodeLookup, acl: AclStore, packet: Packet, target: LocalNode, senderName: string | undefined, cache?: ReceiveCache): Denial | null {
   const key = `${packet.from}|${packet.to}|${packet.signal}|${packet.scope.zone}|${senderName ?? ''}`
   const now = Date.now()
   const proof = [packet.proof?.lineage, packet.proof?.grants]
   if (cache?.get(key, acl.generation, now, proof) === true) return null
   const gen = acl.generation
   const deps: NodeDeps = new Map([[packet.to, target]])
-  const decision = decideReceive(host, acl, packet, senderName, target, now, deps)
+  const decision = decideReceive(nodes, acl, packet, senderName, target, now, deps)
   if (!decision.allow) return { code: decision.code, reason: decision.reason }
   const expires = decision.via === 'grant' ? chainExpiry(packet.proof?.grants ?? []) : undefined
   if (cache !== undefined && (decision.via === 'group' || expires !== undefined)) cache.set(key, { gen, now, expires, deps, proof, value: true })
@@ -120,7 +119,7 @@ export function checkReceive (host: Host, acl: AclStore, packet: Packet, senderN
 /** A decision, or a lineage failure (named by its error's code). */
 type Outcome = Decision | { readonly allow: false, readonly code: string, readonly reason: string }
 
-function decideReceive (host: Host, acl: AclStore, packet: Packet, senderName: string | undefined, target: LocalNode, now: number, deps: NodeDeps): Outcome {
+function decideReceive (nodes: NodeLookup, acl: AclStore, packet: Packet, senderName: string | undefined, target: LocalNode, now: number, deps: NodeDeps): Outcome {
   let parent: string | null = null
   const path = packet.proof?.lineage ?? []
   if (path.length > 0) {
@@ -137,6 +136,6 @@ function decideReceive (host: Host, acl: AclStore, packet: Packet, senderName: s
     zone: packet.scope.zone,
     grants: packet.proof?.grants,
     blocked: acl.isBlocked(target.record.id, packet.from),
-    ...context(host, acl, now, deps)
+    ...context(nodes, acl, now, deps)
   })
 }

@@ -1,11 +1,19 @@
+import type { Libp2p } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
+import type { CardExchange } from '../discovery/cards-protocol.js'
+import type { Directory } from '../discovery/directory.js'
+import type { Admission } from '../delivery/service.js'
+import type { Notices } from '../delivery/notices.js'
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet, Signal, Zone } from '../packet/types.js'
-import type { LocalNode } from '../store/nodes.js'
+import type { Committer, RawDb } from '../store/db.js'
+import type { LocalNode, NodeStore } from '../store/nodes.js'
 import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../util/errors.js'
-import type { Host } from '../host/host.js'
-import { resolveTarget, type Target } from '../host/resolve.js'
+import type { Logger } from '../util/log.js'
+import type { NodeCreator } from '../routing/nodes.js'
+import type { Resolver, Target } from '../routing/resolve.js'
+import type { SendAuthorizer } from '../routing/send.js'
 import { checkReceive, checkSend, denialError, type ReceiveCache, type SendAllow } from './acl-check.js'
 import { DecisionCache } from './decision-cache.js'
 import { AclStore, type ChainRecord } from './acl-store.js'
@@ -15,83 +23,157 @@ import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
 const HOST_LEVEL = new Set(['CHANNEL_BINDING', 'NOT_SERVED_HERE'])
+
+function notServedHere (packet: Packet): Denial {
+  return { code: 'NOT_SERVED_HERE', reason: `node ${packet.to} is not served by this host` }
+}
 const HAND_RETRIES = 5
 const DEFAULT_GRANT_LIFETIME = 30 * 24 * 3600 * 1000
 
-/** Lineage, grants, revocations, blocks and profiles of one host, wired into its send and receive paths. */
-export class AclService {
+/** The host settings the ACL service reads (from config.yaml). */
+export interface AclPolicy {
+  /** access-matrix profiles by node name */
+  profiles: Record<string, unknown>
+  /** lineage depth limit */
+  maxDepth: number
+  /** at most one denied-attempt notice per sender per window, ms */
+  deniedNoticeWindow: number
+}
+
+export interface AclComponents {
+  db: RawDb
+  committer: Committer
+  nodes: NodeStore
+  directory: Pick<Directory, 'get' | 'hostOf'>
+  /** the card exchange, for a sender's card not known yet (channel binding) */
+  exchange: Pick<CardExchange, 'exchange'>
+  libp2p: Libp2p
+  resolver: Pick<Resolver, 'resolve'>
+  notices: Pick<Notices, 'notify'>
+  label: (nodeId: string) => string
+  policy: AclPolicy
+  log: Logger
+}
+
+/**
+ * Lineage, grants, revocations, blocks and profiles of one host: the
+ * sender-side check of the send pipeline, the admission of packets from
+ * remote hosts, and the node creator (a child's lineage certificate).
+ */
+export class AclService implements SendAuthorizer, Admission, NodeCreator {
   readonly store: AclStore
-  private exchange!: GrantExchange
+  private readonly grants: GrantExchange
   private readonly lastNotice = new Map<string, number>()
   /** allow decisions memoised per (from, to, signal, zone[, sender name]) and proof; see decision-cache.ts */
   readonly sendCache: DecisionCache<SendAllow>
   readonly receiveCache: ReceiveCache
+  private readonly c: AclComponents
+  private started = false
 
-  constructor (private readonly host: Host) {
-    this.store = new AclStore(host.db, host.committer)
-    const lookup = (id: string): LocalNode | undefined => host.nodes.get(id)
+  constructor (components: AclComponents) {
+    this.c = components
+    this.store = new AclStore(components.db, components.committer)
+    const lookup = (id: string): LocalNode | undefined => components.nodes.get(id)
     this.sendCache = new DecisionCache<SendAllow>(lookup)
     this.receiveCache = new DecisionCache<true>(lookup)
+    this.grants = new GrantExchange(components.libp2p, {
+      learn: async (bundle, from) => await this.learn(bundle, from),
+      bundleFor: (peer) => this.bundleFor(peer)
+    }, components.log)
   }
 
   async start (): Promise<void> {
+    if (this.started) return
+    this.started = true
     await this.store.load()
-    for (const node of this.host.nodes.list()) await this.applyConfiguredProfile(node)
-    this.exchange = new GrantExchange(this.host.libp2p, {
-      learn: async (bundle, from) => await this.learn(bundle, from),
-      bundleFor: (peer) => this.bundleFor(peer)
-    }, this.host.log)
-    await this.exchange.start()
+    for (const node of this.c.nodes.list()) await this.applyConfiguredProfile(node)
+    await this.grants.start()
+  }
+
+  /** Nothing to release: the grants protocol ends with libp2p. */
+  stop (): void {
+    this.started = false
   }
 
   private async learn (bundle: GrantBundle, from: string): Promise<void> {
     for (const bytes of bundle.revocations) {
-      try { await this.store.revoke(bytes) } catch (err) { this.host.log(`revocation from ${from} rejected: ${errorMessage(err)}`) }
+      try { await this.store.revoke(bytes) } catch (err) { this.c.log(`revocation from ${from} rejected: ${errorMessage(err)}`) }
     }
     for (const chain of bundle.chains) {
       try {
         const aud = decodeToken(chain[chain.length - 1]).payload.aud
-        if (this.host.nodes.get(aud) !== undefined) await this.store.hold(chain)
+        if (this.c.nodes.get(aud) !== undefined) await this.store.hold(chain)
       } catch (err) {
-        this.host.log(`grant chain from ${from} rejected: ${errorMessage(err)}`)
+        this.c.log(`grant chain from ${from} rejected: ${errorMessage(err)}`)
       }
     }
   }
 
   private bundleFor (peer: string): GrantBundle {
-    const chains = this.store.allIssued().filter((r) => this.host.directory.hostOf(r.aud) === peer).map((r) => r.chain)
+    const chains = this.store.allIssued().filter((r) => this.c.directory.hostOf(r.aud) === peer).map((r) => r.chain)
     return { chains, revocations: this.store.allRevocations() }
   }
 
   /** Sender side: attaches proof to the packet, throws the denial with the grant command that would allow it. */
   async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
-    const decision = checkSend(this.host, this.store, packet, from, target, this.sendCache)
+    const decision = checkSend(this.c.nodes, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
-    if (target.kind === 'local') this.deniedNotice(packet, { code: decision.code, reason: decision.reason })
+    if (target.kind === 'local') this.denied(packet, { code: decision.code, reason: decision.reason })
     throw denialError(decision, packet, from, target)
   }
 
-  admit (packet: Packet): Denial | null {
-    return checkReceive(this.host, this.store, packet, this.host.directory.get(packet.from)?.name, this.receiveCache)
+  /** The sender-side decision on a probe packet, without attaching, caching or noticing anything. */
+  probeSend (packet: Packet, from: LocalNode, target: Target): ReturnType<typeof checkSend> {
+    return checkSend(this.c.nodes, this.store, packet, from, target)
+  }
+
+  /**
+   * The receiving host's admission of a packet from a remote host: the
+   * target lives here (checked once, here), the sender node is served by
+   * the remote host (channel binding, from the sender's signed card), and
+   * the proof and this host's records allow it.
+   */
+  async admit (packet: Packet, remotePeer: string): Promise<Denial | null> {
+    const target = this.c.nodes.get(packet.to)
+    if (target === undefined) return notServedHere(packet)
+    let served = this.c.directory.hostOf(packet.from)
+    if (served === undefined) {
+      const conn = this.c.libp2p.getConnections().find((c) => c.remotePeer.toString() === remotePeer)
+      // a packet comes on a connection: without one the stream is gone (the receiver ends it)
+      if (conn === undefined) throw new Error('not connected')
+      await this.c.exchange.exchange(conn.remotePeer).catch(() => 0)
+      served = this.c.directory.hostOf(packet.from)
+    }
+    if (served !== remotePeer) {
+      return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
+    }
+    return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
+  }
+
+  /** The receive decision alone (proof and records; no channel binding), for a packet to a local node. */
+  receiveDecision (packet: Packet): Denial | null {
+    const target = this.c.nodes.get(packet.to)
+    if (target === undefined) return notServedHere(packet)
+    return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
   }
 
   /** A "denied attempt" notice in the target's inbox: sender, signal, time, reason — never the body; rate-limited. */
-  deniedNotice (packet: Packet, denial: Denial): void {
+  denied (packet: Packet, denial: Denial): void {
     // host-level failures (a forged sender, a wrong host) are logged, not noticed to the node
-    if (this.host.nodes.get(packet.to) === undefined || HOST_LEVEL.has(denial.code)) return
+    if (HOST_LEVEL.has(denial.code) || this.c.nodes.get(packet.to) === undefined) return
     const key = `${packet.to}|${packet.from}`
     const now = Date.now()
     const last = this.lastNotice.get(key) ?? 0
-    if (now - last < this.host.config.deniedNoticeWindow) return
+    if (now - last < this.c.policy.deniedNoticeWindow) return
     this.lastNotice.set(key, now)
     if (this.lastNotice.size > 10_000) this.lastNotice.clear()
-    const who = `${this.host.label(packet.from)} (${packet.from})`
-    void this.host.delivery.notice(packet.to, `denied attempt: ${who} tried to send ${packet.signal} at ${new Date(packet.ts).toISOString()}: ${denial.code}: ${denial.reason}`)
+    const who = `${this.c.label(packet.from)} (${packet.from})`
+    void this.c.notices.notify(packet.to, `denied attempt: ${who} tried to send ${packet.signal} at ${new Date(packet.ts).toISOString()}: ${denial.code}: ${denial.reason}`)
   }
 
   /** A profile from config.yaml `profiles.<name>` (validated; a bad one fails the start with its name). */
   private async applyConfiguredProfile (node: LocalNode): Promise<LocalNode> {
-    const configured = this.host.config.profiles[node.record.name]
+    const configured = this.c.policy.profiles[node.record.name]
     if (configured === undefined) return node
     let profile: Profile
     try {
@@ -101,9 +183,9 @@ export class AclService {
     }
     if (JSON.stringify(profile) === JSON.stringify(node.record.profile)) return node
     this.store.touch()
-    await this.host.nodes.update({ ...node.record, profile: profile as Record<string, unknown> })
+    await this.c.nodes.update({ ...node.record, profile: profile as Record<string, unknown> })
     this.store.touch()
-    return this.host.nodes.get(node.record.id) ?? node
+    return this.c.nodes.get(node.record.id) ?? node
   }
 
   /** Create a node (under a local parent, which signs its lineage certificate); configured profiles apply. */
@@ -112,20 +194,20 @@ export class AclService {
   }
 
   private async createNode (name: string, parentName?: string): Promise<LocalNode> {
-    if (this.host.nodes.get(name) !== undefined) {
+    if (this.c.nodes.get(name) !== undefined) {
       throw new NameCollisionError(`node ${name} already exists on this host${parentName !== undefined ? '; re-parenting an existing node is refused' : ''}`)
     }
-    if (parentName === undefined) return await this.host.nodes.create(name, 'external')
-    const parent = this.host.nodes.get(parentName)
+    if (parentName === undefined) return await this.c.nodes.create(name, 'external')
+    const parent = this.c.nodes.get(parentName)
     if (parent === undefined) throw new UnknownNodeError(`no node named ${parentName} on this host to be the parent`)
-    checkDepthPolicy(parent.record.depth, this.host.config.maxDepth)
+    checkDepthPolicy(parent.record.depth, this.c.policy.maxDepth)
     const parentPath = lineagePathOf(parent.record)
     const parentCert: LineageCert | undefined = parentPath.length > 0 ? verifyLineage(parentPath[0]) : undefined
     this.store.touch()
     const { generateNodeKey } = await import('../identity/node-key.js')
     const key = generateNodeKey()
     const cert = encodeLineage(issueLineage(parent.key, key.id, parent.record.depth + 1, parentCert))
-    return await this.host.nodes.create(name, 'external', { key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })
+    return await this.c.nodes.create(name, 'external', { key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })
   }
 
   private policy (req: GrantRequest): TokenPolicy {
@@ -137,14 +219,14 @@ export class AclService {
 
   /** Issue a grant (or delegate a held one, narrower) and hand it to the audience's host. */
   async grant (req: GrantRequest): Promise<ChainRecord & { handed: boolean, expires_clamped?: string }> {
-    const issuer = this.host.nodes.get(req.as)
+    const issuer = this.c.nodes.get(req.as)
     if (issuer === undefined) throw new UnknownNodeError(`no node named ${req.as} on this host to issue the grant`)
-    const audience = await resolveTarget(this.host, req.to)
+    const audience = await this.c.resolver.resolve(req.to)
     const parentChain = req.delegate !== undefined ? this.store.findHeld(req.delegate) : undefined
     if (req.delegate !== undefined && (parentChain === undefined || parentChain.aud !== issuer.record.id)) {
       throw new InvalidArgumentError(`${req.as} holds no grant ${req.delegate} to delegate`)
     }
-    const sub = parentChain?.sub ?? (req.sub !== undefined ? (await resolveTarget(this.host, req.sub)).id : issuer.record.id)
+    const sub = parentChain?.sub ?? (req.sub !== undefined ? (await this.c.resolver.resolve(req.sub)).id : issuer.record.id)
     const asked = Date.now() + (req.expiresMs ?? DEFAULT_GRANT_LIFETIME)
     const exp = Math.min(asked, parentChain?.exp ?? Infinity)
     const token = issueToken(issuer.key, { aud: audience.id, sub, pol: this.policy(req), exp })
@@ -171,34 +253,34 @@ export class AclService {
 
   private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {
     if (audience.kind === 'local') { await this.store.hold(chain); return true }
-    return await this.exchange.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
+    return await this.grants.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   }
 
   async revoke (as: string, tokenId: string): Promise<{ token: string, revoker: string }> {
-    const issuer = this.host.nodes.get(as)
+    const issuer = this.c.nodes.get(as)
     if (issuer === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
     const known = this.store.findIssued(tokenId) ?? this.store.findHeld(tokenId)
     if (known === undefined) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
     const bytes = encodeRevocation(issueRevocation(issuer.key, tokenId))
     await this.store.revoke(bytes)
-    await this.exchange.spreadRevocation(bytes)
+    await this.grants.spreadRevocation(bytes)
     return { token: tokenId, revoker: issuer.record.id }
   }
 
   async block (as: string, sender: string, on: boolean): Promise<{ node: string, sender: string, blocked: boolean }> {
-    const node = this.host.nodes.get(as)
+    const node = this.c.nodes.get(as)
     if (node === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
-    const senderId = (await resolveTarget(this.host, sender)).id
+    const senderId = (await this.c.resolver.resolve(sender)).id
     await this.store.setBlock(node.record.id, senderId, on)
     return { node: node.record.id, sender: senderId, blocked: on }
   }
 
   async setProfile (as: string, profile: unknown): Promise<Profile> {
-    const node = this.host.nodes.get(as)
+    const node = this.c.nodes.get(as)
     if (node === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
     const valid = validateProfile(profile)
     this.store.touch()
-    await this.host.nodes.update({ ...node.record, profile: valid as Record<string, unknown> })
+    await this.c.nodes.update({ ...node.record, profile: valid as Record<string, unknown> })
     this.store.touch()
     return valid
   }

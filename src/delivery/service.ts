@@ -1,51 +1,69 @@
 import type { Libp2p, PeerId } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { encodePacket } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { Committer } from '../store/db.js'
-import type { AppendItem, InboxStore } from '../store/inbox.js'
+import type { InboxStore } from '../store/inbox.js'
 import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
-import type { LocalNode } from '../store/nodes.js'
-import { ulid } from '../util/ulid.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
 import { PeerLink } from './link.js'
 import { PACKET_PROTOCOL } from './frame.js'
-import { PacketReceiver, type Admit, type Denial } from './receiver.js'
+import type { Notices } from './notices.js'
+import { PacketReceiver, type Denial } from './receiver.js'
+import type { PeerTarget, QueueResult, Transport } from './transport.js'
 
-export interface DeliveryDeps {
+export type { QueueResult } from './transport.js'
+
+/** The receiving host's admission check, mandatory: a packet from a remote host enters an inbox only when it answers null. */
+export interface Admission {
+  admit: (packet: Packet, remotePeer: string) => Promise<Denial | null>
+  /** told about each denied packet (for denied-attempt notices) */
+  denied: (packet: Packet, denial: Denial) => void
+}
+
+export interface DeliveryComponents {
   libp2p: Libp2p
   committer: Committer
   inbox: InboxStore
   outbox: OutboxStore
-  admit: Admit
-  onDenied?: (packet: Packet, denial: Denial) => void
+  admission: Admission
+  notices: Pick<Notices, 'item'>
   /** label of a node id for messages (its name when known) */
   label: (nodeId: string) => string
   log: Logger
 }
-
-export interface QueueResult { id: string, state: 'queued' | 'delivered', seq?: number }
 
 /** how often expired outbox entries are looked up (an index seek when there are none) */
 const SWEEP_INTERVAL = 1 * SECOND
 const SWEEP_BATCH = 1000
 
 /**
- * Outbound delivery (one PeerLink per destination host), inbound delivery (the
- * packet protocol handler), local delivery, dead letters and their notices.
+ * The libp2p transport: outbound delivery (one PeerLink per destination
+ * host), inbound delivery (the packet protocol handler), dead letters and
+ * their notices.
  */
-export class DeliveryService {
+export class DeliveryService implements Transport<PeerTarget> {
   private readonly links = new Map<string, PeerLink>()
   private sweeper?: NodeJS.Timeout
   private readonly receiver: PacketReceiver
+  private readonly deps: DeliveryComponents
+  private started = false
 
-  constructor (private readonly deps: DeliveryDeps) {
-    this.receiver = new PacketReceiver({ inbox: deps.inbox, admit: deps.admit, onDenied: deps.onDenied, log: deps.log })
+  constructor (components: DeliveryComponents) {
+    this.deps = components
+    const { admission } = components
+    this.receiver = new PacketReceiver({
+      inbox: components.inbox,
+      admit: admission.admit.bind(admission),
+      onDenied: admission.denied.bind(admission),
+      log: components.log
+    })
   }
 
   async start (): Promise<void> {
+    if (this.started) return
+    this.started = true
     await this.deps.libp2p.handle(PACKET_PROTOCOL, (data) => { void this.receiver.handle(data) }, { maxInboundStreams: 1024, maxOutboundStreams: 1024 })
     this.deps.libp2p.addEventListener('peer:identify', (evt) => this.onPeer(evt.detail.peerId))
     this.deps.libp2p.addEventListener('peer:connect', (evt) => this.onPeer(evt.detail))
@@ -55,6 +73,8 @@ export class DeliveryService {
   }
 
   async stop (): Promise<void> {
+    if (!this.started) return
+    this.started = false
     clearInterval(this.sweeper)
     for (const link of this.links.values()) link.stop()
     this.links.clear()
@@ -104,11 +124,9 @@ export class DeliveryService {
     return { id: packet.id, state: 'queued' }
   }
 
-  /** Deliver to a node on this host: durable in its inbox before this resolves. */
-  async deliverLocal (packet: Packet, bytes: Uint8Array): Promise<QueueResult> {
-    const [r] = await this.deps.inbox.append([{ nodeId: packet.to, packetId: packet.id, packet: bytes }])
-    if ('error' in r) throw r.error
-    return { id: packet.id, state: 'delivered', seq: r.seq }
+  /** The transport for targets on remote hosts: queued in the outbox for the target's host. */
+  async deliver (packet: Packet, bytes: Uint8Array, target: PeerTarget, ttl: number): Promise<QueueResult> {
+    return await this.enqueue(packet, bytes, target.host, ttl)
   }
 
   /**
@@ -119,7 +137,7 @@ export class DeliveryService {
   private async deadLetter (items: Doomed[]): Promise<void> {
     if (items.length === 0) return
     await this.deps.outbox.kill(items, async (ops, killed) => {
-      const notices = killed.map(({ entry, code, reason }) => this.noticeItem(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
+      const notices = killed.map(({ entry, code, reason }) => this.deps.notices.item(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
       const results = await this.deps.inbox.append(notices, { extra: ops })
       results.forEach((r, k) => {
         const { entry, code, reason } = killed[k]
@@ -127,18 +145,6 @@ export class DeliveryService {
         if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
       })
     })
-  }
-
-  private noticeItem (nodeId: string, context: string, inReplyTo?: string): AppendItem {
-    const packet: Packet = { id: ulid(), from: nodeId, to: nodeId, signal: 'ERROR', scope: { files: [], zone: 'project' }, payload: { context }, ts: Date.now() }
-    if (inReplyTo !== undefined) packet.in_reply_to = inReplyTo
-    return { nodeId, packetId: packet.id, packet: encodePacket(packet) }
-  }
-
-  /** An ERROR notice from a node to itself, in its own inbox. */
-  async notice (nodeId: string, context: string, inReplyTo?: string): Promise<void> {
-    const [r] = await this.deps.inbox.append([this.noticeItem(nodeId, context, inReplyTo)])
-    if ('error' in r) this.deps.log(`notice to ${nodeId} failed: ${r.error.message}`)
   }
 
   /** Expired outbox entries become dead letters, and their senders are told. */
@@ -164,6 +170,4 @@ export class DeliveryService {
   }
 
   private sweeping = false
-
-  isLocalSender (node: LocalNode | undefined): boolean { return node !== undefined }
 }

@@ -3,11 +3,13 @@ import { method, type MethodTable } from '../control/server.js'
 import { SIGNALS, ZONES } from '../packet/types.js'
 import type { ChainRecord } from '../authz/acl-store.js'
 import { tokenId } from '../acl/index.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
+
+type AclApiComponents = Pick<Components, 'acl' | 'label'>
 
 const name = z.string().min(1).max(256)
 
-function view (host: Host, r: ChainRecord): Record<string, unknown> {
+function view (host: AclApiComponents, r: ChainRecord): Record<string, unknown> {
   return {
     token_id: r.id,
     issuer: host.label(r.iss),
@@ -25,7 +27,7 @@ function view (host: Host, r: ChainRecord): Record<string, unknown> {
 }
 
 /** Control methods of the permissions capability. */
-export function aclMethods (host: Host): MethodTable {
+export function aclMethods (host: AclApiComponents): MethodTable {
   return {
     grant: method({
       params: z.object({

@@ -4,12 +4,11 @@ import { decodePacket } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import { InvalidArgumentError, UnknownNodeError } from '../util/errors.js'
 import { ulid } from '../util/ulid.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
 import { renderEntry, type RenderedPacket } from '../packet/render.js'
-import { resolveTarget } from './resolve.js'
-import { sendMessage } from './send.js'
-import { checkSend } from '../authz/acl-check.js'
 import { nodeList } from './status.js'
+
+type McpApiComponents = Pick<Components, 'nodes' | 'inbox' | 'db' | 'label' | 'resolver' | 'sender' | 'acl' | 'directory' | 'libp2p'>
 
 // Daemon-side helpers of the Claude Code face (`amesh mcp`, `amesh approve|deny`).
 // The permission-relay wire format is defined here and in src/mcp/permission.ts:
@@ -21,14 +20,14 @@ const SCAN_BATCH = 1000
 const name = z.string().min(1).max(256)
 const requestId = z.string().regex(/^[a-z]{1,32}$/, 'a request id is lowercase letters')
 
-function localNode (host: Host, n: string): { id: string, name: string } {
+function localNode (host: Pick<Components, 'nodes'>, n: string): { id: string, name: string } {
   const node = host.nodes.get(n)
   if (node === undefined) throw new UnknownNodeError(`no node named ${n} on this host`)
   return { id: node.record.id, name: node.record.name }
 }
 
 /** The newest permission ESCALATE for a request id in one node's retained inbox. */
-async function findEscalate (host: Host, nodeId: string, rid: string): Promise<Packet | undefined> {
+async function findEscalate (host: Pick<Components, 'inbox'>, nodeId: string, rid: string): Promise<Packet | undefined> {
   const conversation = PERMISSION_CONVERSATION_PREFIX + rid
   let found: Packet | undefined
   let after = 0
@@ -43,7 +42,7 @@ async function findEscalate (host: Host, nodeId: string, rid: string): Promise<P
   }
 }
 
-async function verdict (host: Host, p: { as?: string, request_id: string, behavior: 'allow' | 'deny' }): Promise<Record<string, unknown>> {
+async function verdict (host: McpApiComponents, p: { as?: string, request_id: string, behavior: 'allow' | 'deny' }): Promise<Record<string, unknown>> {
   const candidates = p.as !== undefined ? [localNode(host, p.as)] : host.nodes.list().map((n) => ({ id: n.record.id, name: n.record.name }))
   const matches: Array<{ node: { id: string, name: string }, escalate: Packet }> = []
   for (const node of candidates) {
@@ -57,7 +56,7 @@ async function verdict (host: Host, p: { as?: string, request_id: string, behavi
     throw new InvalidArgumentError(`permission request ${p.request_id} is in the inboxes of ${matches.map((m) => m.node.name).join(', ')}; say which with --as`)
   }
   const { node, escalate } = matches[0]
-  const r = await sendMessage(host, {
+  const r = await host.sender.send({
     as: node.name,
     to: escalate.from,
     text: `${p.behavior} ${p.request_id}`,
@@ -71,13 +70,13 @@ async function verdict (host: Host, p: { as?: string, request_id: string, behavi
  * Whether `from` may send a MESSAGE to `to` right now: the sender-side ACL
  * decision on a probe packet (no notice, nothing sent).
  */
-async function mayMessage (host: Host, from: string, to: string): Promise<{ may_message: boolean, reason?: string }> {
+async function mayMessage (host: McpApiComponents, from: string, to: string): Promise<{ may_message: boolean, reason?: string }> {
   const sender = host.nodes.get(from)
   if (sender === undefined) return { may_message: false, reason: `no node named ${from} on this host` }
   try {
-    const target = await resolveTarget(host, to)
+    const target = await host.resolver.resolve(to)
     const probe: Packet = { id: ulid(), from: sender.record.id, to: target.id, signal: 'MESSAGE', scope: { files: [], zone: 'project' }, payload: { text: '' }, ts: Date.now() }
-    const decision = checkSend(host, host.acl.store, probe, sender, target)
+    const decision = host.acl.probeSend(probe, sender, target)
     return decision.allow ? { may_message: true } : { may_message: false, reason: `${decision.code}: ${decision.reason}` }
   } catch (err) {
     return { may_message: false, reason: err instanceof Error ? err.message : String(err) }
@@ -85,13 +84,13 @@ async function mayMessage (host: Host, from: string, to: string): Promise<{ may_
 }
 
 /** Control methods of the mcp capability. */
-export function mcpMethods (host: Host): MethodTable {
+export function mcpMethods (host: McpApiComponents): MethodTable {
   return {
     /** Resolve a name or id to {id, name, local} (cards, card exchange, DHT). */
     'mcp.resolve': method({
       params: z.object({ target: name }).strict(),
       call: async (p) => {
-        const t = await resolveTarget(host, p.target)
+        const t = await host.resolver.resolve(p.target)
         return { id: t.id, name: t.name, local: t.kind === 'local' }
       }
     }),

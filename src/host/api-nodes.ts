@@ -4,7 +4,9 @@ import { method, type MethodTable } from '../control/server.js'
 import type { AgentsService } from '../agents/service.js'
 import { defineError, UnknownNodeError } from '../util/errors.js'
 import type { LocalNode } from '../store/nodes.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
+
+type Host = Pick<Components, 'nodes' | 'inbox' | 'label'>
 
 export const NodeInUseError = defineError('NodeInUseError', 'NODE_IN_USE')
 export const InboxNotEmptyError = defineError('InboxNotEmptyError', 'INBOX_NOT_EMPTY')

@@ -3,7 +3,9 @@ import { z } from 'zod'
 import type { Connection } from '@libp2p/interface'
 import { method, type MethodTable } from '../control/server.js'
 import { checkPeerAddr } from '../control/peer-addr.js'
-import type { Host } from './host.js'
+import type { Components } from './components.js'
+
+type PeerApiComponents = Pick<Components, 'libp2p' | 'keeper' | 'peerBook' | 'config'>
 
 const addr = z.string().min(1).max(4096)
 
@@ -15,7 +17,7 @@ function connectionRow (c: Connection): PeerRow {
 }
 
 /** One row per connected peer (its connections' addresses merged). */
-function connected (host: Host): PeerRow[] {
+function connected (host: PeerApiComponents): PeerRow[] {
   const byPeer = new Map<string, PeerRow>()
   for (const c of host.libp2p.getConnections()) {
     const row = connectionRow(c)
@@ -27,7 +29,7 @@ function connected (host: Host): PeerRow[] {
   return [...byPeer.values()]
 }
 
-export function peerMethods (host: Host): MethodTable {
+export function peerMethods (host: PeerApiComponents): MethodTable {
   return {
     peers: method({
       params: z.object({}).strict(),
@@ -37,12 +39,12 @@ export function peerMethods (host: Host): MethodTable {
       params: z.object({ addr, any_peer: z.boolean().optional() }).strict(),
       call: async (p) => {
         checkPeerAddr(p.addr, { anyPeer: p.any_peer })
-        return { peerId: await host.join(p.addr) }
+        return { peerId: await host.keeper.join(p.addr) }
       }
     }),
     'join.forget': method({
       params: z.object({ addr }).strict(),
-      call: async (p) => ({ forgotten: await host.forget(p.addr) })
+      call: async (p) => ({ forgotten: await host.keeper.forget(p.addr) })
     })
   }
 }

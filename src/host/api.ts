@@ -1,22 +1,16 @@
 import { z } from 'zod'
 import { EncodedArray, method, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
 import { UnknownNodeError } from '../util/errors.js'
-import type { Host } from './host.js'
-import { ensureNode } from './nodes.js'
+import type { Components } from './components.js'
 import { renderEntry } from '../packet/render.js'
 import { EntryJsonRenderer } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
-import { resolveTarget } from './resolve.js'
-import { sendMessage } from './send.js'
 import { checkSendParams, sendSchema } from '../control/send-params.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { mcpMethods } from './api-mcp.js'
-import type { HostServices } from './services.js'
-import { nodeMethods } from './api-nodes.js'
-import { peerMethods } from './api-peers.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -30,7 +24,7 @@ const FOLLOW_PAGE_BYTES = 1024 * 1024
 /** `inbox.read` stops adding entries once their stored bytes reach this (at least one entry) */
 export const READ_REPLY_BYTES = 16 * 1024 * 1024
 
-function localNode (host: Host, n: string): string {
+function localNode (host: Pick<Components, 'nodes'>, n: string): string {
   const node = host.nodes.get(n)
   if (node === undefined) throw new UnknownNodeError(`no node named ${n} on this host`)
   return node.record.id
@@ -97,7 +91,7 @@ interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Pr
  * rendered, read ahead), and it is sent only once the previous one drained.
  * Once caught up, the loop waits for an append.
  */
-async function follow (host: Host, nodeId: string, after: number, sink: StreamSink): Promise<void> {
+async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string, after: number, sink: StreamSink): Promise<void> {
   let cursor = after
   const label = (id: string): string => host.label(id)
   let wake: (() => void) | undefined
@@ -140,7 +134,8 @@ async function follow (host: Host, nodeId: string, after: number, sink: StreamSi
   }
 }
 
-export function controlMethods (host: Host, shutdown: () => void, services: HostServices = {}): MethodTable {
+/** The daemon's control methods, each over the components it reads. */
+export function controlMethods (host: Components, shutdown: () => void): MethodTable {
   return {
     status: method({ params: z.object({}).strict(), call: async () => await hostStatus(host) }),
     id: method({
@@ -151,18 +146,18 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     'node.add': method({
       params: z.object({ name, parent: name.optional() }).strict(),
       call: async (p) => {
-        const node = await host.addNode(p.name, p.parent)
+        const node = await host.registry.add(p.name, p.parent)
         return { id: node.record.id, name: node.record.name, parent: node.record.parent, depth: node.record.depth }
       }
     }),
     'node.ensure': method({
       params: z.object({ name }).strict(),
       call: async (p) => {
-        const node = await ensureNode(host, p.name)
+        const node = await host.registry.ensure(p.name)
         return { id: node.record.id, name: node.record.name }
       }
     }),
-    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await sendMessage(host, p) }),
+    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await host.sender.send(p) }),
     'inbox.read': method({
       params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict(),
       call: async (p) => {
@@ -188,7 +183,7 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     card: method({
       params: z.object({ target: name }).strict(),
       call: async (p) => {
-        const t = await resolveTarget(host, p.target)
+        const t = await host.resolver.resolve(p.target)
         return t.kind === 'local' ? host.cards.cardOf(t.node) : t.card.card
       }
     }),
@@ -198,10 +193,8 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     }),
     shutdown: method({ params: z.object({}).strict(), call: async () => { setImmediate(shutdown); return { stopping: true } } }),
     ...aclMethods(host),
-    ...discoveryMethods(host, services.discovery),
+    ...discoveryMethods(host),
     ...mcpMethods(host),
-    ...agentsMethods(host, services.agents),
-    ...nodeMethods(host, services.agents),
-    ...peerMethods(host)
+    ...agentsMethods(host)
   }
 }

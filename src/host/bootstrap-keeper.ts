@@ -7,21 +7,46 @@
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Libp2p, PeerId } from '@libp2p/interface'
+import type { CardExchange } from '../discovery/cards-protocol.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { SECOND } from '../util/time.js'
+import type { PeerBook } from './peer-book.js'
 
 export const REDIAL_MIN = 5_000
 export const REDIAL_MAX = 60_000
 const TICK = 1_000
 const DIAL_TIMEOUT = 10_000
+const JOIN_TIMEOUT = 15 * SECOND
+
+export interface BootstrapKeeperComponents {
+  libp2p: Libp2p
+  peerBook: Pick<PeerBook, 'add' | 'remove'>
+  exchange: Pick<CardExchange, 'exchange'>
+  log: Logger
+}
 
 interface Peer { addr: Multiaddr, id: PeerId, delay: number, due: number, dialing: boolean }
 
 export class BootstrapKeeper {
   private readonly peers = new Map<string, Peer>()
   private timer?: NodeJS.Timeout
+  private readonly libp2p: Libp2p
+  private readonly log: Logger
 
-  constructor (private readonly libp2p: Libp2p, private readonly log: Logger) {}
+  constructor (private readonly components: BootstrapKeeperComponents) {
+    this.libp2p = components.libp2p
+    this.log = components.log
+  }
+
+  /** `amesh join`: dial a peer address now, remember it as a bootstrap peer, and exchange cards. */
+  async join (addr: string): Promise<string> {
+    const conn = await this.libp2p.dial(multiaddr(addr), { signal: AbortSignal.timeout(JOIN_TIMEOUT) })
+    await this.components.peerBook.add(addr)
+    this.add(addr)
+    await this.components.exchange.exchange(conn.remotePeer).catch(() => 0)
+    return conn.remotePeer.toString()
+  }
 
   /** Keep this address connected (it must name its peer: `/p2p/<id>`); others are ignored. */
   add (addr: string): void {
@@ -37,18 +62,21 @@ export class BootstrapKeeper {
     }
   }
 
-  /** Stop re-dialling this address (`amesh join --forget`). */
-  remove (addr: string): void {
+  /** `amesh join --forget`: stop re-dialling this address and forget it for later starts; true when it was remembered. */
+  async forget (addr: string): Promise<boolean> {
     this.peers.delete(addr)
+    return await this.components.peerBook.remove(addr)
   }
 
   start (): void {
+    if (this.timer !== undefined) return
     this.timer = setInterval(() => { this.tick(Date.now()) }, TICK)
     this.timer.unref()
   }
 
   stop (): void {
     clearInterval(this.timer)
+    this.timer = undefined
   }
 
   private tick (now: number): void {

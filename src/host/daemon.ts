@@ -1,8 +1,7 @@
 import { ControlServer } from '../control/server.js'
 import { controlMethods } from './api.js'
+import { startHost, type RunningHost } from './components.js'
 import type { HostConfig } from './config.js'
-import { Host } from './host.js'
-import { startAgents, startDiscovery, type HostServices } from './services.js'
 
 export interface DaemonOptions {
   home: string
@@ -11,40 +10,36 @@ export interface DaemonOptions {
 }
 
 export interface Daemon {
-  host: Host
+  host: RunningHost
   stop: () => Promise<void>
   stopped: Promise<void>
 }
 
-/** Start a host and its control socket; SIGINT/SIGTERM stop it gracefully, a second signal forces exit. */
+/**
+ * Start a host (every service, managed nodes included) and its control
+ * socket, the last service to start and the first to stop; then bring back
+ * the managed nodes (they reach the socket). SIGINT/SIGTERM stop it
+ * gracefully, a second signal forces exit.
+ */
 export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
-  const host = new Host({ home: opts.home, config: opts.config, logFile: opts.logFile })
+  const host = await startHost({ home: opts.home, config: opts.config, logFile: opts.logFile, agents: true })
   let resolveStopped!: () => void
   const stopped = new Promise<void>((resolve) => { resolveStopped = resolve })
-  let control: ControlServer | undefined
-  const services: HostServices = {}
   let stopping: Promise<void> | undefined
   const stop = async (): Promise<void> => {
     stopping ??= (async () => {
       host.log('stopping')
-      await control?.stop().catch(() => {})
-      await services.agents?.stop().catch(() => {})
-      await services.discovery?.stop().catch(() => {})
       await host.stop()
       resolveStopped()
     })()
     await stopping
   }
   try {
-    await host.start()
-    services.discovery = await startDiscovery(host)
-    const agents = services.agents = await startAgents(host)
-    control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }, services), host.log)
-    await control.start()
-    await agents.restore()
+    const control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }), host.log)
+    host.lifecycle.add('control socket', control)
+    await host.lifecycle.start()
+    await host.agents?.restore()
   } catch (err) {
-    await services.agents?.stop().catch(() => {})
-    await services.discovery?.stop().catch(() => {})
     await host.stop().catch(() => {})
     throw err
   }

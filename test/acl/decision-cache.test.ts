@@ -4,8 +4,7 @@
 import { strict as assert } from 'node:assert'
 import { encodeRevocation, encodeToken, issueRevocation, issueToken, tokenId } from '../../src/acl/index.js'
 import { generateNodeKey, type NodeKey } from '../../src/identity/node-key.js'
-import type { Host } from '../../src/host/host.js'
-import { resolveTarget } from '../../src/host/resolve.js'
+import type { RunningHost as Host } from '../../src/host/components.js'
 import type { Packet } from '../../src/packet/types.js'
 import type { LocalNode } from '../../src/store/nodes.js'
 import { ulid } from '../../src/util/ulid.js'
@@ -32,12 +31,12 @@ describe('acl decision cache', function () {
 
   before(async () => {
     ({ host, stop } = await startInProcessHost())
-    rx = await host.addNode('rx')
+    rx = await host.registry.add('rx')
   })
   after(async () => { await stop?.() })
   beforeEach(() => { host.acl.receiveCache.clear(); host.acl.sendCache.clear() })
 
-  const admit = (grants?: Uint8Array[]): string | null => host.acl.admit(packetFrom(sender, rx.record.id, grants))?.code ?? null
+  const admit = (grants?: Uint8Array[]): string | null => host.acl.receiveDecision(packetFrom(sender, rx.record.id, grants))?.code ?? null
 
   it('caches an allow and drops it on revocation', async () => {
     const tok = grantFrom(rx, sender)
@@ -91,8 +90,8 @@ describe('acl decision cache', function () {
   })
 
   it('sender side: a cached allow attaches the same proof and is dropped on revocation', async () => {
-    const tx = await host.addNode('tx')
-    const target = await resolveTarget(host, 'rx')
+    const tx = await host.registry.add('tx')
+    const target = await host.resolver.resolve('rx')
     const granted = await host.acl.grant({ as: 'rx', to: 'tx' })
     const send = async (): Promise<Packet> => {
       const p = packetFrom(tx.key, rx.record.id)

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert'
 import { AGENTS_PROTOCOL } from '../../src/agents/constants.js'
 import { createAgents } from '../../src/agents/service.js'
-import { agentsComponents } from '../../src/host/services.js'
+import { agentsComponents } from '../../src/host/components.js'
 import { startHost, stopHosts, type TestHost } from '../discovery/hosts.js'
 
 describe('agents - the service starts and stops once, and again', function () {

@@ -1,5 +1,5 @@
 // In-process amesh hosts on loopback for discovery tests: each a real Host
-// (libp2p, LevelDB in a temp home) with discovery started and wired as the daemon does, mDNS off.
+// (libp2p, LevelDB in a temp home) with discovery installed, mDNS off.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import type { KadDHT, Selectors, Validators } from '@libp2p/kad-dht'
 import type { Datastore } from 'interface-datastore'
@@ -8,28 +8,31 @@ import { waitFor } from '../utils/hosts.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defaultConfig } from '../../src/host/config.js'
-import { Host } from '../../src/host/host.js'
-import type { DiscoveryInit, DiscoveryService } from '../../src/discovery/service.js'
-import { startDiscovery } from '../../src/host/services.js'
+import { startHost as startAmeshHost, type RunningHost as Host } from '../../src/host/components.js'
+import type { DiscoveryOptions } from '../../src/discovery/discovery.js'
+import type { DiscoveryService } from '../../src/discovery/service.js'
+import type { SshJoins } from '../../src/discovery/tunnels.js'
 
 export const LOOPBACK_LISTEN = '/ip4/127.0.0.1/tcp/0'
 
-export interface TestHost { host: Host, discovery: DiscoveryService, home: string, addr: string }
+export interface InstalledDiscovery { discovery: DiscoveryService, joins: SshJoins }
+
+export interface TestHost { host: Host, parts: InstalledDiscovery, discovery: DiscoveryService, home: string, addr: string }
 
 /** Start a host listening on loopback only, bootstrapped from `peers`. */
-export async function startHost (peers: string[] = [], opts: DiscoveryInit = {}): Promise<TestHost> {
+export async function startHost (peers: string[] = [], opts: DiscoveryOptions = {}): Promise<TestHost> {
   const home = mkdtempSync(join(tmpdir(), 'amd-'))
   writeFileSync(join(home, 'config.yaml'), `listen: ["${LOOPBACK_LISTEN}"]\nmdns: false\n`)
   const config = { ...defaultConfig(), listen: [LOOPBACK_LISTEN], peers, mdns: false, durability: 'none' as const }
-  const host = new Host({ home, config, logFile: join(home, 'amesh.log') })
-  await host.start()
-  const discovery = await startDiscovery(host, opts)
-  return { host, discovery, home, addr: host.libp2p.getMultiaddrs()[0].toString() }
+  const host = await startAmeshHost({ home, config, logFile: join(home, 'amesh.log'), discovery: opts })
+  const { discovery, joins } = host
+  if (discovery === undefined || joins === undefined) throw new Error('discovery did not start')
+  const parts = { discovery, joins }
+  return { host, parts, discovery, home, addr: host.libp2p.getMultiaddrs()[0].toString() }
 }
 
 export async function stopHosts (hosts: TestHost[]): Promise<void> {
   await Promise.all(hosts.map(async (h) => {
-    await h.discovery.stop().catch(() => {})
     await h.host.stop().catch(() => {})
     rmSync(h.home, { recursive: true, force: true })
   }))

@@ -6,7 +6,6 @@
 // exchange), concurrent resolves of one target share one DHT lookup, and a
 // name claimed by two nodes is still a collision naming both.
 import { strict as assert } from 'node:assert'
-import { resolveTarget } from '../../src/host/resolve.js'
 import type { LocalNode } from '../../src/store/nodes.js'
 import { startHost, stopHosts, until, type TestHost } from './hosts.js'
 
@@ -33,7 +32,7 @@ describe('discovery - resolution asks each peer once and the DHT once', function
     hosts.push(a)
     for (let i = 0; i < 3; i++) hosts.push(await startHost([a.addr], { gossip: false }))
     peers = hosts.slice(1)
-    for (const [i, p] of peers.entries()) nodes.push(await p.host.addNode(`peer-${i}`))
+    for (const [i, p] of peers.entries()) nodes.push(await p.host.registry.add(`peer-${i}`))
     await until('A knows every peer\'s node', () => nodes.every((n) => a.host.directory.get(n.record.id) !== undefined))
     await until('A exchanged cards with every peer on its connection', () => peers.every((p) => a.host.exchange.exchangedWith(p.host.libp2p.peerId)))
   })
@@ -42,9 +41,9 @@ describe('discovery - resolution asks each peer once and the DHT once', function
 
   it('resolve - an unknown name asks no peer already exchanged with on its connection, however many resolves run', async () => {
     const before = servedFor(peers, a)
-    await Promise.all(Array.from({ length: 5 }, async () => await rejectsUnknown(resolveTarget(a.host, 'nobody-serves-this'))))
-    await rejectsUnknown(resolveTarget(a.host, 'nobody-serves-this'))
-    await rejectsUnknown(resolveTarget(a.host, 'nor-this'))
+    await Promise.all(Array.from({ length: 5 }, async () => await rejectsUnknown(a.host.resolver.resolve('nobody-serves-this'))))
+    await rejectsUnknown(a.host.resolver.resolve('nobody-serves-this'))
+    await rejectsUnknown(a.host.resolver.resolve('nor-this'))
     for (const p of peers) assert.equal(a.host.libp2p.getConnections(p.host.libp2p.peerId).length > 0, true, 'a peer disconnected during the test')
     assert.deepEqual(servedFor(peers, a), before)
   })
@@ -55,8 +54,8 @@ describe('discovery - resolution asks each peer once and the DHT once', function
     await a.host.libp2p.hangUp(bId)
     await until('B saw A disconnect', () => b.host.libp2p.getConnections(a.host.libp2p.peerId).length === 0 ? true : undefined)
     await a.host.libp2p.dial(bId)
-    await Promise.all(Array.from({ length: 5 }, async () => await rejectsUnknown(resolveTarget(a.host, 'still-nobody'))))
-    await rejectsUnknown(resolveTarget(a.host, 'still-nobody'))
+    await Promise.all(Array.from({ length: 5 }, async () => await rejectsUnknown(a.host.resolver.resolve('still-nobody'))))
+    await rejectsUnknown(a.host.resolver.resolve('still-nobody'))
     const connections = a.host.libp2p.getConnections(bId).length
     assert.ok(connections >= 1)
     // per connection: one exchange from A's resolvers at most, plus the one A runs itself when identify completes
@@ -65,29 +64,29 @@ describe('discovery - resolution asks each peer once and the DHT once', function
   })
 
   it('resolve - concurrent resolves of one name make one DHT lookup', async () => {
-    const discovery = a.discovery
+    const discovery = a.parts.discovery
     const lookups = discovery.lookupsRun
     const queries = discovery.records.queries
-    await Promise.all(Array.from({ length: 6 }, async () => await rejectsUnknown(resolveTarget(a.host, 'absent-node'))))
+    await Promise.all(Array.from({ length: 6 }, async () => await rejectsUnknown(a.host.resolver.resolve('absent-node'))))
     assert.equal(discovery.lookupsRun - lookups, 1)
     // the name asked twice (a miss is asked once more), never a card: nobody claims it
     assert.equal(discovery.records.queries - queries, 2)
     // a later resolve is a new lookup (nothing negative is remembered)
-    await rejectsUnknown(resolveTarget(a.host, 'absent-node'))
+    await rejectsUnknown(a.host.resolver.resolve('absent-node'))
     assert.equal(discovery.lookupsRun - lookups, 2)
   })
 
   it('resolve - a name claimed by two nodes fails with the collision error naming both, by exchange and by DHT', async () => {
-    const x = await peers[1].host.addNode('twin')
-    const y = await peers[2].host.addNode('twin')
-    await Promise.all([peers[1].discovery.publishAll(), peers[2].discovery.publishAll()])
+    const x = await peers[1].host.registry.add('twin')
+    const y = await peers[2].host.registry.add('twin')
+    await Promise.all([peers[1].parts.discovery.publishAll(), peers[2].parts.discovery.publishAll()])
     const namesBoth = (err: Error): boolean => {
       assert.equal(err.name, 'NameCollisionError')
       assert.ok(err.message.includes(x.record.id) && err.message.includes(y.record.id), err.message)
       return true
     }
-    await assert.rejects(resolveTarget(a.host, 'twin'), namesBoth)
+    await assert.rejects(a.host.resolver.resolve('twin'), namesBoth)
     // through the DHT alone (discovery.lookup never reads the directory), from another host
-    await assert.rejects(peers[0].discovery.lookup('twin'), namesBoth)
+    await assert.rejects(peers[0].parts.discovery.lookup('twin'), namesBoth)
   })
 })

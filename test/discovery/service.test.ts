@@ -35,7 +35,7 @@ describe('discovery - the service starts and stops once, and again', function ()
     await a.discovery.start()
     assert.deepEqual({ identify: identify(), cards: cards(), stop: stopListeners() }, started)
 
-    const node = await b.host.addNode('svc-node')
+    const node = await b.host.registry.add('svc-node')
     await b.discovery.publishAll()
     const lookups = a.discovery.lookupsRun
     assert.equal(await a.discovery.lookup('svc-node'), true)

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert'
 import { encodeLineage, encodeToken, issueLineage, issueToken, type SignedLineage } from '../../src/acl/index.js'
 import { encodeFrame } from '../../src/delivery/frame.js'
-import type { Host } from '../../src/host/host.js'
+import type { RunningHost as Host } from '../../src/host/components.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import type { Packet } from '../../src/packet/types.js'
 import { ulid } from '../../src/util/ulid.js'
@@ -195,9 +195,9 @@ describe('e2e permissions - lineage, groups, grants, blocks, profiles', function
 
     before(async () => {
       x = await startInProcessHost()
-      mallory = (await x.host.addNode('mallory')).record.id
-      mallory2 = (await x.host.addNode('mallory2')).record.id
-      await x.host.join(h1.addr)
+      mallory = (await x.host.registry.add('mallory')).record.id
+      mallory2 = (await x.host.registry.add('mallory2')).record.id
+      await x.host.keeper.join(h1.addr)
       leadId = (x.host.directory.byNameUnique('lead') ?? assert.fail('lead unknown')).nodeId
       await h1.ok(['grant', '--as', 'lead', '--to', 'mallory', '--signals', 'MESSAGE'])
       legit = (await waitFor(async () => x.host.acl.store.heldFor(mallory, leadId)[0], 10_000, 'grant to mallory')).chain

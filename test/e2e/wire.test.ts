@@ -4,7 +4,7 @@ import { encodeFrame } from '../../src/delivery/frame.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import type { Packet } from '../../src/packet/types.js'
 import { ulid } from '../../src/util/ulid.js'
-import type { Host } from '../../src/host/host.js'
+import type { RunningHost as Host } from '../../src/host/components.js'
 import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
 import { rawPacketStream, startInProcessHost } from '../utils/in-process.js'
 
@@ -21,8 +21,8 @@ describe('e2e wire - the receiver rejects bad input with named reasons and keeps
     bobId = (JSON.parse(await h2.ok(['node', 'add', 'bob', '--json'])) as { id: string }).id
     carolId = (JSON.parse(await h2.ok(['node', 'add', 'carol', '--json'])) as { id: string }).id
     x = await startInProcessHost()
-    mallory = (await x.host.addNode('mallory')).record.id
-    await x.host.join(h2.addr)
+    mallory = (await x.host.registry.add('mallory')).record.id
+    await x.host.keeper.join(h2.addr)
     // bob lets mallory send, so that only the bad input is what gets rejected
     await h2.ok(['grant', '--as', 'bob', '--to', mallory])
     await waitFor(async () => x.host.acl.store.heldFor(mallory, bobId).length > 0, 10_000, 'grant hand-off')

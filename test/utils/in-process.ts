@@ -8,13 +8,13 @@ import * as lp from 'it-length-prefixed'
 import { pushable } from 'it-pushable'
 import { multiaddr } from '@multiformats/multiaddr'
 import { defaultConfig, type HostConfig } from '../../src/host/config.js'
-import { Host } from '../../src/host/host.js'
+import { startHost, type RunningHost as Host } from '../../src/host/components.js'
 import { PACKET_PROTOCOL, decodeFrame, type Frame } from '../../src/delivery/frame.js'
 
 export async function startInProcessHost (config: Partial<HostConfig> = {}): Promise<{ host: Host, stop: () => Promise<void> }> {
   const home = mkdtempSync(join(tmpdir(), 'amp-'))
-  const host = new Host({ home, config: { ...defaultConfig(), listen: ['/ip4/127.0.0.1/tcp/0'], mdns: false, ...config }, logFile: join(home, 'amesh.log') })
-  await host.start()
+  // no discovery: like the in-process host before the composition root (discovery was installed by the daemon only)
+  const host = await startHost({ home, config: { ...defaultConfig(), listen: ['/ip4/127.0.0.1/tcp/0'], mdns: false, ...config }, logFile: join(home, 'amesh.log'), discovery: false })
   return {
     host,
     stop: async () => {

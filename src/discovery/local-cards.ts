@@ -1,6 +1,6 @@
 import type { Libp2p } from '@libp2p/interface'
-import { buildCard, signCard, type SignedAgentCard } from '../discovery/card.js'
-import { signNameClaim, type SignedNameClaim } from '../discovery/records.js'
+import { buildCard, signCard, type SignedAgentCard } from './card.js'
+import { signNameClaim, type SignedNameClaim } from './records.js'
 import type { LocalNode } from '../store/nodes.js'
 import { HOUR } from '../util/time.js'
 

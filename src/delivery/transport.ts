@@ -1,0 +1,35 @@
+// The seam between the send pipeline and the ways a packet leaves it. A
+// transport hands an encoded packet to one kind of target (a node's inbox on
+// this host, a remote host over a libp2p peer link; later a relayed
+// connection or an agent behind another protocol) and resolves once the
+// packet is durable on this host's side. The send pipeline picks the
+// transport registered for the target's kind (src/routing/transports.ts).
+import type { Packet } from '../packet/types.js'
+import type { InboxStore } from '../store/inbox.js'
+
+/** What `send` answers: the message id, and whether it is already in the target inbox or waits in the outbox. */
+export interface QueueResult { id: string, state: 'queued' | 'delivered', seq?: number }
+
+/** The fields of a target every transport sees; each transport names the further fields it needs. */
+export interface TransportTarget { readonly kind: string }
+
+export interface Transport<T extends TransportTarget = TransportTarget> {
+  /** Make the packet durable for delivery to `target` (`ttl`, ms, bounds how long it may wait). */
+  deliver: (packet: Packet, bytes: Uint8Array, target: T, ttl: number) => Promise<QueueResult>
+}
+
+/** A target on a remote amesh host reached over libp2p: the host's peer id. */
+export interface PeerTarget extends TransportTarget { readonly host: string }
+
+export interface InboxTransportComponents { inbox: Pick<InboxStore, 'append'> }
+
+/** A node on this host: the packet goes straight into its inbox, durable before this resolves. */
+export class InboxTransport implements Transport {
+  constructor (private readonly components: InboxTransportComponents) {}
+
+  async deliver (packet: Packet, bytes: Uint8Array): Promise<QueueResult> {
+    const [r] = await this.components.inbox.append([{ nodeId: packet.to, packetId: packet.id, packet: bytes }])
+    if ('error' in r) throw r.error
+    return { id: packet.id, state: 'delivered', seq: r.seq }
+  }
+}

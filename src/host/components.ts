@@ -1,0 +1,221 @@
+// The composition root: builds every service of one host from the narrow
+// components it names, and starts and stops them in one loop (lifecycle.ts).
+// Nothing is installed on a shared object afterwards: what a service needs
+// is handed to it here, once.
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type { Libp2p } from '@libp2p/interface'
+import { createAgents, type AgentsComponents, type AgentsService } from '../agents/service.js'
+import { AclService } from '../authz/acl-service.js'
+import { homePaths, type HomePaths } from '../control/paths.js'
+import { Notices } from '../delivery/notices.js'
+import { DeliveryService } from '../delivery/service.js'
+import { InboxTransport } from '../delivery/transport.js'
+import { CardExchange } from '../discovery/cards-protocol.js'
+import { Directory } from '../discovery/directory.js'
+import type { DiscoveryOptions } from '../discovery/discovery.js'
+import { createDiscovery, type DiscoveryService } from '../discovery/service.js'
+import type { SshJoins } from '../discovery/tunnels.js'
+import { NodeRegistry, type Announcer } from '../routing/nodes.js'
+import { Resolver } from '../routing/resolve.js'
+import { Sender } from '../routing/send.js'
+import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
+import { InboxStore } from '../store/inbox.js'
+import { NodeStore } from '../store/nodes.js'
+import { OutboxStore } from '../store/outbox.js'
+import { StoreLockedError } from '../util/errors.js'
+import { createLogger, type Logger } from '../util/log.js'
+import { BootstrapKeeper } from './bootstrap-keeper.js'
+import type { HostConfig } from './config.js'
+import { loadOrCreateHostKey } from './host-key.js'
+import { Lifecycle } from './lifecycle.js'
+import { buildLibp2p } from './libp2p.js'
+import { LocalCards } from '../discovery/local-cards.js'
+import { PeerBook } from './peer-book.js'
+import { PeerEvents, Retention } from './upkeep.js'
+
+export interface HostOptions {
+  home: string
+  config: HostConfig
+  /** log to this file instead of stderr */
+  logFile?: string
+  /** DHT announcement and lookup, card gossip, SSH joins (default: on, with these options); false: off */
+  discovery?: DiscoveryOptions | false
+  /** managed nodes and the placement protocol (default: off; the daemon turns them on) */
+  agents?: boolean
+}
+
+/** Every component of one running host; each service is handed only the ones it names. */
+export interface Components {
+  readonly paths: HomePaths
+  readonly config: HostConfig
+  readonly log: Logger
+  readonly startedAt: number
+  readonly db: RawDb
+  readonly committer: Committer
+  readonly nodes: NodeStore
+  readonly inbox: InboxStore
+  readonly outbox: OutboxStore
+  readonly peerBook: PeerBook
+  readonly libp2p: Libp2p
+  readonly keeper: BootstrapKeeper
+  readonly directory: Directory
+  readonly cards: LocalCards
+  readonly exchange: CardExchange
+  readonly resolver: Resolver
+  readonly notices: Notices
+  readonly acl: AclService
+  readonly registry: NodeRegistry
+  readonly delivery: DeliveryService
+  readonly sender: Sender
+  readonly discovery?: DiscoveryService
+  readonly joins?: SshJoins
+  readonly agents?: AgentsService
+  /** a node id's name, when this host knows it */
+  readonly label: (nodeId: string) => string
+  /** tell other hosts about a new or changed local node */
+  readonly announce: () => void
+}
+
+/** A started host: its components, and the one way to stop them all. */
+export interface RunningHost extends Components {
+  readonly lifecycle: Lifecycle
+  stop: () => Promise<void>
+}
+
+interface Stores { db: RawDb, committer: Committer, nodes: NodeStore, inbox: InboxStore, outbox: OutboxStore, peerBook: PeerBook }
+
+function pidHint (paths: HomePaths): string {
+  try {
+    return ` (pid ${readFileSync(paths.pidFile, 'utf8').trim()})`
+  } catch {
+    return ''
+  }
+}
+
+async function openStores (paths: HomePaths, config: HostConfig): Promise<Stores> {
+  let db: RawDb
+  try {
+    db = await openDb(paths.store)
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      throw new StoreLockedError(`amesh is already running for home ${paths.home}${pidHint(paths)}`, { cause: err })
+    }
+    throw err
+  }
+  const committer = new Committer(batchTarget(db), config.durability)
+  try {
+    const nodes = new NodeStore(db, committer)
+    await nodes.load()
+    const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)
+    const outbox = new OutboxStore(db, committer, config.outboxPerDestination)
+    await outbox.load()
+    return { db, committer, nodes, inbox, outbox, peerBook: new PeerBook(db, committer) }
+  } catch (err) {
+    await db.close().catch(() => {})
+    throw err
+  }
+}
+
+/** The libp2p peer (started), bootstrapped from config peers and the peers joined before. */
+async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook): Promise<{ libp2p: Libp2p, bootstrapPeers: string[] }> {
+  const privateKey = await loadOrCreateHostKey(paths.hostKey)
+  const remembered = await peerBook.list()
+  const bootstrapPeers = [...new Set([...config.peers, ...remembered])]
+  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns })
+  return { libp2p, bootstrapPeers }
+}
+
+/** Build and start one host: the store, the libp2p peer, discovery, the ACL, delivery and routing, in order. */
+export async function startHost (opts: HostOptions): Promise<RunningHost> {
+  const paths = homePaths(opts.home)
+  const { config } = opts
+  const log = createLogger('amesh', opts.logFile)
+  mkdirSync(paths.home, { recursive: true, mode: 0o700 })
+  chmodSync(paths.home, 0o700)
+  const lifecycle = new Lifecycle(log)
+  const stores = await openStores(paths, config)
+  writeFileSync(paths.pidFile, `${process.pid}\n`)
+  lifecycle.add('store', {
+    stop: async () => {
+      await stores.committer.drain().catch(() => {})
+      await stores.db.close().catch(() => {})
+      rmSync(paths.pidFile, { force: true })
+    }
+  })
+  await lifecycle.start() // the store is open: from here a failure closes it
+  try {
+    const { libp2p, bootstrapPeers } = await openLibp2p(paths, config, stores.peerBook)
+    lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
+    await lifecycle.start() // libp2p runs (createLibp2p started it): from here a failure stops it
+    const host = compose({ ...opts, paths, log, lifecycle }, stores, libp2p)
+    for (const addr of bootstrapPeers) host.keeper.add(addr)
+    await lifecycle.start()
+    log(`host ${libp2p.peerId.toString()} listening on ${libp2p.getMultiaddrs().map(String).join(' ')}`)
+    return host
+  } catch (err) {
+    await lifecycle.stop()
+    throw err
+  }
+}
+
+type Base = HostOptions & { paths: HomePaths, log: Logger, lifecycle: Lifecycle }
+
+/** Wire the services (nothing runs yet) and list them in the lifecycle in start order. */
+function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
+  const { paths, config, log, lifecycle } = base
+  const { nodes, inbox } = stores
+  const directory = new Directory(stores.db, stores.committer, libp2p.peerId.toString())
+  lifecycle.add('directory', { start: async () => { await directory.load() } })
+  const cards = new LocalCards(libp2p)
+  const exchange = new CardExchange(libp2p, directory, () => nodes.list().map((n) => cards.cardOf(n)), log)
+  lifecycle.add('card exchange', { start: async () => { await exchange.start() } })
+  const keeper = new BootstrapKeeper({ libp2p, peerBook: stores.peerBook, exchange, log })
+  const discovery = base.discovery === false ? undefined : createDiscovery({ libp2p, directory, log, cards, nodes, db: stores.db, committer: stores.committer }, base.discovery ?? {})
+  const resolver = new Resolver({ nodes, directory, exchange, finders: discovery !== undefined ? [discovery] : [] })
+  const { label } = resolver
+  const notices = new Notices({ inbox, log })
+  const acl = new AclService({ db: stores.db, committer: stores.committer, nodes, directory, exchange, libp2p, resolver, notices, label, policy: config, log })
+  lifecycle.add('acl', acl)
+  const announcers: Announcer[] = [{ announce: () => { void exchange.exchangeAll(3) } }]
+  if (discovery !== undefined) announcers.push(discovery)
+  const registry = new NodeRegistry({ nodes, creator: acl, announcers })
+  const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log })
+  lifecycle.add('delivery', delivery)
+  const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery }, inbox, ttl: config.ttl })
+  lifecycle.add('peer events', new PeerEvents({ libp2p, exchange, log }))
+  lifecycle.add('bootstrap keeper', keeper)
+  lifecycle.add('retention', new Retention({ nodes, inbox, outbox: stores.outbox, config, log }))
+  // discovery starts the remembered ssh joins and stops them with itself
+  if (discovery !== undefined) lifecycle.add('discovery', discovery)
+  const components: Components = {
+    paths, config, log, startedAt: Date.now(), ...stores, libp2p, keeper, directory, cards, exchange,
+    resolver, notices, acl, registry, delivery, sender, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
+  }
+  const agents = base.agents === true ? managedNodes(components, lifecycle) : undefined
+  return { ...components, agents, lifecycle, stop: async () => await lifecycle.stop() }
+}
+
+/** Managed nodes: the manager and its placement protocol; their processes end (desired state kept) when the host stops. */
+function managedNodes (c: Components, lifecycle: Lifecycle): AgentsService {
+  const agents = createAgents(agentsComponents(c))
+  lifecycle.add('agents', agents)
+  return agents
+}
+
+/** What the managed-node service takes from the host's components. */
+export function agentsComponents (c: Components): AgentsComponents {
+  return {
+    libp2p: c.libp2p,
+    nodes: c.nodes,
+    cards: c.cards,
+    directory: c.directory,
+    exchange: c.exchange,
+    acl: c.acl,
+    resolve: async (target) => await c.resolver.resolve(target),
+    label: c.label,
+    announce: c.announce,
+    paths: c.paths,
+    maxDepth: c.config.maxDepth,
+    log: c.log
+  }
+}

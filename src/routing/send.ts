@@ -1,0 +1,103 @@
+// The send pipeline: the sender node (created on first use), the target
+// resolved to a kind, the packet built, the permission check (mandatory:
+// it attaches the proof or throws the denial), and the transport registered
+// for the target's kind makes it durable.
+import { decodePacket, encodePacket } from '../packet/codec.js'
+import { SIGNALS, type Packet, type Payload, type Priority, type Signal, type Zone } from '../packet/types.js'
+import type { QueueResult, Transport } from '../delivery/transport.js'
+import type { InboxStore } from '../store/inbox.js'
+import type { LocalNode } from '../store/nodes.js'
+import { InvalidArgumentError } from '../util/errors.js'
+import { ulid } from '../util/ulid.js'
+import type { NodeRegistry } from './nodes.js'
+import type { Resolver, Target, TargetKind } from './resolve.js'
+
+export interface SendRequest {
+  as: string
+  to: string
+  text?: string
+  signal?: string
+  payload?: Payload
+  conversation_id?: string
+  in_reply_to?: string
+  session_id?: string
+  return_to?: string
+  priority?: Priority
+  requires_reply?: boolean
+  zone?: Zone
+  files?: string[]
+  ttl_ms?: number
+}
+
+/**
+ * The transport registered for each target kind. The type asks for one entry
+ * per kind: adding a kind to `Target` without its transport does not compile.
+ * Today: `local` → the node's inbox, `remote` → the libp2p peer link.
+ */
+export type Transports = { readonly [K in TargetKind]: Transport<Extract<Target, { kind: K }>> }
+
+/** The sender-side permission check: attaches proof to the packet, or throws the denial. */
+export interface SendAuthorizer { authorizeSend: (packet: Packet, from: LocalNode, target: Target) => Promise<void> }
+
+export interface SenderComponents {
+  registry: Pick<NodeRegistry, 'ensure'>
+  resolver: Pick<Resolver, 'resolve'>
+  authorizer: SendAuthorizer
+  transports: Transports
+  inbox: Pick<InboxStore, 'entryById'>
+  /** default time-to-live of a queued packet, ms */
+  ttl: number
+}
+
+function signalOf (s: string | undefined): Signal {
+  const v = (s ?? 'MESSAGE').toUpperCase()
+  if (!(SIGNALS as readonly string[]).includes(v)) {
+    throw new InvalidArgumentError(`unknown signal: ${s ?? ''} (known: ${SIGNALS.join(', ')})`)
+  }
+  return v as Signal
+}
+
+/** The conversation of the message replied to, when it is in the sender's inbox. */
+async function conversationOf (c: Pick<SenderComponents, 'inbox'>, nodeId: string, msgId: string): Promise<string | undefined> {
+  const entry = await c.inbox.entryById(nodeId, msgId)
+  if (entry === undefined) return undefined
+  const original = decodePacket(entry.packet)
+  return original.conversation_id ?? original.id
+}
+
+async function buildPacket (c: SenderComponents, req: SendRequest, fromId: string, fromName: string, toId: string, toName: string): Promise<Packet> {
+  const payload: Payload = { ...(req.payload ?? {}) }
+  if (req.text !== undefined) payload.text = req.text
+  const packet: Packet = {
+    id: ulid(),
+    from: fromId,
+    to: toId,
+    from_name: fromName,
+    to_name: toName,
+    signal: signalOf(req.signal),
+    scope: { files: req.files ?? [], zone: req.zone ?? 'project' },
+    payload,
+    ts: Date.now()
+  }
+  const conversation = req.conversation_id ?? (req.in_reply_to !== undefined ? await conversationOf(c, fromId, req.in_reply_to) : undefined)
+  const optional = { conversation_id: conversation, in_reply_to: req.in_reply_to, session_id: req.session_id, return_to: req.return_to, priority: req.priority, requires_reply: req.requires_reply }
+  for (const [k, v] of Object.entries(optional)) {
+    if (v !== undefined) (packet as unknown as Record<string, unknown>)[k] = v
+  }
+  return packet
+}
+
+/** `send`: validate, resolve, check the ACL, write durably (outbox or local inbox), return the id. */
+export class Sender {
+  constructor (private readonly components: SenderComponents) {}
+
+  async send (req: SendRequest): Promise<QueueResult> {
+    const c = this.components
+    const from = await c.registry.ensure(req.as)
+    const target = await c.resolver.resolve(req.to)
+    const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
+    await c.authorizer.authorizeSend(packet, from, target)
+    const transport = c.transports[target.kind] as Transport<Target>
+    return await transport.deliver(packet, encodePacket(packet), target, req.ttl_ms ?? c.ttl)
+  }
+}

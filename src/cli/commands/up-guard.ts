@@ -8,7 +8,7 @@ import { AmeshError, DaemonNotRunningError, errorMessage } from '../../util/erro
 
 export class AlreadyRunningError extends AmeshError {
   constructor (home: string, pid: number) {
-    super('ALREADY_RUNNING', `amesh is already running for ${home} (pid ${pid}); \`amesh down --home ${home}\` stops it`)
+    super('ALREADY_RUNNING', `amesh is already running for home ${home} (pid ${pid}); \`amesh down --home ${home}\` stops it`)
     this.name = 'AlreadyRunningError'
   }
 }

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ControlClient } from './client.js'
+import { ControlClient, type ParamsArg } from './client.js'
+import type { CallName, ResultOf } from './methods.js'
 import { homePaths } from './paths.js'
 import { DaemonNotRunningError } from '../util/errors.js'
 
@@ -58,10 +59,10 @@ export async function connectOrStart (home: string): Promise<ControlClient> {
 }
 
 /** One request to the home's daemon (started when none runs); the connection is closed after. */
-export async function callDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
+export async function callDaemon<K extends CallName> (home: string, method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
   const client = await connectOrStart(home)
   try {
-    return await client.call<T>(method, params)
+    return await client.call(method, ...params)
   } finally {
     client.close()
   }

@@ -1,12 +1,9 @@
-import { z } from 'zod'
 import { agentsOf } from '../agents/install.js'
 import { issueHostGrant } from '../agents/host-grant.js'
 import type { AgentManager } from '../agents/manager.js'
-import { method, type MethodTable } from '../control/server.js'
+import type { Handlers } from '../control/server.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import type { Host } from './host.js'
-
-const name = z.string().min(1).max(256)
 
 function manager (host: Host): AgentManager {
   const m = agentsOf(host)
@@ -15,21 +12,19 @@ function manager (host: Host): AgentManager {
 }
 
 /** Control methods of the agents capability (managed nodes, host grants). */
-export function agentsMethods (host: Host): MethodTable {
+export function agentsMethods (host: Host): Handlers<'agent.start' | 'agent.stop' | 'agent.ls' | 'agent.heartbeat' | 'agent.host-grant'> {
   return {
-    'agent.start': method({
-      params: z.object({ path: z.string().min(1).max(4096), name: name.optional(), parent: name.optional() }).strict(),
+    'agent.start': {
       call: async (p) => await manager(host).start(p)
-    }),
-    'agent.stop': method({ params: z.object({ name }).strict(), call: async (p) => await manager(host).stop(p.name) }),
-    'agent.ls': method({ params: z.object({}).strict(), call: async () => manager(host).list() }),
-    'agent.heartbeat': method({ params: z.object({ name }).strict(), call: async (p) => manager(host).beat(p.name) }),
-    'agent.host-grant': method({
-      params: z.object({ to: name, cmd: z.string().min(1).max(256), expires_ms: z.number().int().positive().optional() }).strict(),
+    },
+    'agent.stop': { call: async (p) => await manager(host).stop(p.name) },
+    'agent.ls': { call: async () => manager(host).list() },
+    'agent.heartbeat': { call: async (p) => manager(host).beat(p.name) },
+    'agent.host-grant': {
       call: async (p) => {
         const r = await issueHostGrant(host, manager(host).issuer, { to: p.to, cmd: p.cmd, expiresMs: p.expires_ms })
         return { token_id: r.id, issuer: 'host', issuer_id: r.iss, audience: host.label(r.aud), audience_id: r.aud, cmd: r.cmd, expires: new Date(r.exp).toISOString(), handed: r.handed }
       }
-    })
+    }
   }
 }

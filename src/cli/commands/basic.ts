@@ -6,7 +6,6 @@ import type { Command } from '../command.js'
 import { callDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
-interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
 
 export const down: Command = {
   name: 'down',
@@ -23,7 +22,7 @@ export const down: Command = {
       if (err instanceof DaemonNotRunningError) { printLine(`amesh is not running for ${home}`); return 0 }
       throw err
     }
-    const status = await client.call<{ pid: number }>('status')
+    const status = await client.call('status')
     await client.call('shutdown')
     client.close()
     await waitExit(status.pid)
@@ -50,7 +49,7 @@ export const status: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
-    const s = await callDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
+    const s = await callDaemon(home, 'status')
     if (bool(args, 'json')) { printJson(s); return 0 }
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
@@ -68,7 +67,7 @@ export const id: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, id.usage)
-    const r = await callDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
+    const r = await callDaemon(home, 'id')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
     return 0
@@ -83,7 +82,7 @@ export const nodes: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
-    const rows = await callDaemon<NodeRow[]>(home, 'nodes')
+    const rows = await callDaemon(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
@@ -101,7 +100,7 @@ export const node: Command = {
   run: async (args, home) => {
     needPositionals(args, 2, node.usage)
     if (args.positionals[0] !== 'add') throw new InvalidArgumentError(`unknown subcommand node ${args.positionals[0]}; usage: ${node.usage}`)
-    const r = await callDaemon<{ id: string, name: string, parent?: string, depth: number }>(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
+    const r = await callDaemon(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
     return 0
@@ -133,7 +132,7 @@ export const ack: Command = {
     needPositionals(args, 2, ack.usage)
     const seq = Number(args.positionals[1])
     if (!Number.isSafeInteger(seq) || seq < 0) throw new InvalidArgumentError('SEQ must be a non-negative integer')
-    const r = await callDaemon<{ cursor: number }>(home, 'ack', { node: args.positionals[0], seq })
+    const r = await callDaemon(home, 'ack', { node: args.positionals[0], seq })
     if (bool(args, 'json')) printJson(r)
     else printLine(`cursor ${r.cursor}`)
     return 0

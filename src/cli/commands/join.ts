@@ -1,11 +1,10 @@
 import { ControlClient } from '../../control/client.js'
-import { INFO_NOT_RUNNING_EXIT, parseSshTarget, type RemoteInfo } from '../../discovery/ssh.js'
-import type { TunnelStatus } from '../../discovery/tunnels.js'
+import { INFO_NOT_RUNNING_EXIT, parseSshTarget } from '../../discovery/ssh.js'
 import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, list, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../../control/connect.js'
+import { callDaemon, connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
 const USAGE = `amesh join MULTIADDR
@@ -26,7 +25,7 @@ async function info (args: Parsed, home: string): Promise<number> {
     return INFO_NOT_RUNNING_EXIT
   }
   try {
-    const r = await client.call<RemoteInfo>('discovery.info')
+    const r = await client.call('discovery.info')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\ntunnel target ${r.tunnelTarget.host}:${r.tunnelTarget.port}\n${r.addrs.join('\n')}`)
     return 0
@@ -49,7 +48,7 @@ async function viaSsh (args: Parsed, home: string, target: string): Promise<numb
   }
   const client = await connectOrStart(home)
   try {
-    const r = await client.call<TunnelStatus>('join.ssh', params)
+    const r = await client.call('join.ssh', params)
     if (bool(args, 'json')) printJson(r)
     else printLine(`joined ${r.peerId ?? '?'} through ssh ${target} (local port ${r.localPort ?? '?'})`)
     return 0
@@ -58,14 +57,7 @@ async function viaSsh (args: Parsed, home: string, target: string): Promise<numb
   }
 }
 
-async function simple (home: string, method: string, params: object): Promise<unknown> {
-  const client = await connectOrStart(home)
-  try {
-    return await client.call(method, params)
-  } finally {
-    client.close()
-  }
-}
+const simple = callDaemon
 
 export const join: Command = {
   name: 'join',
@@ -105,7 +97,7 @@ reaches back over the same connection.
     if (ssh !== undefined) return await viaSsh(args, home, ssh)
     if (bool(args, 'tunnels')) {
       needPositionals(args, 0, USAGE)
-      const rows = await simple(home, 'join.tunnels', {}) as TunnelStatus[]
+      const rows = await simple(home, 'join.tunnels', {})
       for (const t of rows) {
         if (bool(args, 'json')) printJson(t)
         else printLine(`${t.target}  ${t.state}  peer ${t.peerId ?? '?'}  port ${t.localPort ?? '?'}  pid ${t.pid ?? '-'}  restarts ${t.restarts}${t.lastError !== undefined ? `  last error: ${t.lastError}` : ''}`)
@@ -115,7 +107,7 @@ reaches back over the same connection.
     const leave = str(args, 'leave')
     if (leave !== undefined) {
       needPositionals(args, 0, USAGE)
-      const r = await simple(home, 'join.leave', { target: leave }) as { removed: boolean }
+      const r = await simple(home, 'join.leave', { target: leave })
       if (bool(args, 'json')) printJson(r)
       else printLine(r.removed ? `left ${leave}` : `no tunnel ${leave} (forgotten anyway)`)
       return 0
@@ -124,7 +116,7 @@ reaches back over the same connection.
       if (args.flags.has(f)) throw new InvalidArgumentError(`--${f} only goes with --ssh`)
     }
     needPositionals(args, 1, USAGE)
-    const r = await simple(home, 'join', { addr: args.positionals[0] }) as { peerId: string }
+    const r = await simple(home, 'join', { addr: args.positionals[0] })
     if (bool(args, 'json')) printJson(r)
     else printLine(`joined ${r.peerId}`)
     return 0

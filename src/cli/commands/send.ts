@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline'
 import type { ControlClient } from '../../control/client.js'
+import type { ResultOf } from '../../control/methods.js'
 import { SIGNAL_RULES } from '../../packet/rules.js'
 import type { PayloadField, Signal } from '../../packet/types.js'
 import { SIGNALS } from '../../packet/types.js'
@@ -58,7 +59,7 @@ async function sendStdin (client: ControlClient, base: Record<string, unknown>, 
   for await (const line of rl) {
     if (line === '') continue
     try {
-      printJson(await client.call('send', withText(base, payload, line)))
+      printJson(await client.request('send', withText(base, payload, line)))
     } catch (err) {
       failures++
       printJson({ error: { code: errorCode(err), message: errorMessage(err) } })
@@ -93,7 +94,7 @@ is one message and one JSON result line is printed per message.
     const client = await connectOrStart(home)
     try {
       if (text === '-') return await sendStdin(client, base, payload)
-      const r = await client.call<{ id: string, state: string }>('send', withText(base, payload, text))
+      const r = await client.request<ResultOf<'send'>>('send', withText(base, payload, text))
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.id} ${r.state}`)
       return 0

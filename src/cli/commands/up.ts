@@ -44,7 +44,7 @@ async function detach (args: Parsed, home: string): Promise<number> {
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })
   const client = await waitForDaemon(home, () => exitCode)
-  const id = await client.call<{ peerId: string, addrs: string[] }>('id')
+  const id = await client.call('id')
   client.close()
   child.unref()
   if (bool(args, 'json')) printJson({ pid: child.pid, ...id })

@@ -2,7 +2,9 @@
 // wait (and the socket is not read) while the connection's unsent output is
 // over OUTPUT_LIMIT; a paged reply is rendered one page at a time, each after
 // the previous one drained; a client that stops reading is disconnected once
-// its output stalls for STALL_TIMEOUT or passes OUTPUT_HARD_LIMIT.
+// a reply to it stalls for `stallMs` or its output passes `hardOutputBytes`.
+// A stream (inbox.follow) already runs at the client's pace and holds no more
+// than a page: a consumer that pauses it is not dropped for that.
 import type { Socket } from 'node:net'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
@@ -75,10 +77,10 @@ export class Connection {
     else if (!hold && this.socket.isPaused() && this.pending < this.limits.maxPending / 2) this.socket.resume()
   }
 
-  /** Write whole reply lines; resolves when the socket has room again. */
-  async write (data: string | Uint8Array | undefined): Promise<void> {
+  /** Write whole reply lines (`stream`: event lines); resolves when the socket has room again. */
+  async write (data: string | Uint8Array | undefined, stream = false): Promise<void> {
     while (this.exclusive !== undefined) await this.exclusive
-    await this.put(data)
+    await this.put(data, stream)
   }
 
   /**
@@ -102,17 +104,18 @@ export class Connection {
     }
   }
 
-  private async put (data: string | Uint8Array | undefined): Promise<void> {
+  private async put (data: string | Uint8Array | undefined, stream = false): Promise<void> {
     const socket = this.socket
     if (socket.destroyed) throw new ClientGoneError()
     if (data === undefined) return
-    if (socket.writableLength + data.length > this.limits.hardOutputBytes) {
+    // (one reply larger than the bound may go out alone, to a client that reads)
+    if (socket.writableLength > 0 && socket.writableLength + data.length > this.limits.hardOutputBytes) {
       this.drop(`${socket.writableLength} bytes of replies unread`)
       throw new ClientGoneError()
     }
     coalesce(socket)
     if (socket.write(data)) return
-    this.watchStall()
+    if (!stream) this.watchStall()
     await new Promise<void>((resolve, reject) => {
       const onDrain = (): void => { socket.off('close', onClose); resolve() }
       const onClose = (): void => { socket.off('drain', onDrain); reject(new ClientGoneError()) }

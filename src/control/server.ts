@@ -8,8 +8,6 @@ import { METHODS, type CallName, type MethodName, type ParsedParams, type Result
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 
-/** requests of one control connection in progress before the daemon stops reading it */
-export const MAX_PENDING = CONTROL_LIMITS.maxPending
 
 /** A stream handler gets an emit function and an abort signal (the client went away). */
 export interface StreamSink {
@@ -158,10 +156,10 @@ export class ControlServer {
   private async runStream (conn: Connection, id: number, m: Method<never>, params: never): Promise<void> {
     const signal = conn.abort.signal
     const line = (reply: Reply): string => JSON.stringify(reply) + '\n'
-    const emit = async (event: unknown): Promise<void> => { await conn.write(line({ id, event })) }
-    const emitMany = async (events: unknown[]): Promise<void> => { await conn.write(events.length === 0 ? undefined : events.map((event) => line({ id, event })).join('')) }
+    const emit = async (event: unknown): Promise<void> => { await conn.write(line({ id, event }), true) }
+    const emitMany = async (events: unknown[]): Promise<void> => { await conn.write(events.length === 0 ? undefined : events.map((event) => line({ id, event })).join(''), true) }
     const frame = (count: number, encode: EncodeItem, sizeHint?: number): Uint8Array | undefined => encodeEvents(id, count, encode, sizeHint)
-    const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await conn.write(lines) }
+    const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await conn.write(lines, true) }
     await m.stream?.(params, { emit, emitMany, frame, emitFramed, signal })
     if (!signal.aborted) await conn.write(line({ id, end: true }))
   }

@@ -113,7 +113,11 @@ describe('control - a client that stops reading', function () {
           for (let i = 0; i < 64; i++) { produced++; yield new EncodedArray(1, (_k, out) => { out.json(page) }) }
         })
       }),
-      ping: method({ params: z.object({}).strict(), call: async () => 'pong' })
+      ping: method({ params: z.object({}).strict(), call: async () => 'pong' }),
+      flood: method({
+        params: z.object({}).strict(),
+        stream: async (_p, sink) => { for (let i = 0; i < 64; i++) await sink.emit({ i, page }) }
+      })
     }, (line) => { logged.push(line) }, { stallMs: 300, outputBytes: 1024 * 1024 })
     await server.start()
   })
@@ -147,5 +151,23 @@ describe('control - a client that stops reading', function () {
       assert.ok((r.result as string[]).every((p) => p.length === 256 * 1024))
     }
     assert.equal(replies.find((r) => r.id === 4)?.result, 'pong')
+  })
+
+  it('a stream whose consumer pauses past the stall bound is not dropped: resumed, it gets every event, then the end', async () => {
+    const before = logged.length
+    const s = connect(sock)
+    s.setEncoding('utf8')
+    let text = ''
+    s.on('data', (d: string) => { text += d })
+    await new Promise<void>((resolve) => s.once('connect', () => resolve()))
+    s.pause()
+    s.write(JSON.stringify({ id: 7, method: 'flood', params: {} }) + '\n')
+    await sleep(1500) // five times the stall bound
+    s.resume()
+    await waitFor(async () => text.includes('"end":true') ? true : undefined, 30_000, 'the end of the stream')
+    s.destroy()
+    const events = text.trim().split('\n').map((l) => JSON.parse(l) as { id: number, event?: { i: number } })
+    assert.deepEqual(events.filter((e) => e.event !== undefined).map((e) => e.event?.i), Array.from({ length: 64 }, (_, i) => i))
+    assert.deepEqual(logged.slice(before), [])
   })
 })

@@ -29,7 +29,7 @@ export async function latencySplit (a: Daemon, b: Daemon, count: number, warmup:
   try {
     for (let i = 0; i < warmup + count; i++) {
       const t0 = nowMs()
-      const r = await a.control.call<{ id: string }>('send', { as, to, text: text(size, i) })
+      const r = await a.control.call('send', { as, to, text: text(size, i) })
       const ta = nowMs()
       const at = arrived.get(r.id) ?? await new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`packet ${r.id} not delivered within 10 s`)), 10_000)

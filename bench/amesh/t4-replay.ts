@@ -45,7 +45,7 @@ async function readAll (c: ControlClient, node: string, count: number): Promise<
   let after = 0
   let n = 0
   for (;;) {
-    const page = await c.call<Array<{ seq: number }>>('inbox.read', { node, after, limit: 10_000 })
+    const page = await c.call('inbox.read', { node, after, limit: 10_000 })
     if (page.length === 0) break
     n += page.length
     after = page[page.length - 1].seq

@@ -33,7 +33,7 @@ interface HeldGrant { audience: string, subject_id: string }
 async function grantHeld (d: Daemon, as: string, targetId: string): Promise<boolean> {
   try {
     await waitFor(async () => {
-      const r = await d.control.call<{ held: HeldGrant[] }>('grants', {})
+      const r = await d.control.request<{ held: HeldGrant[] }>('grants', {})
       return r.held.some((g) => g.audience === as && g.subject_id === targetId) ? true : undefined
     }, GRANT_WAIT, 100)
     return true
@@ -78,7 +78,7 @@ async function allToAll (mesh: Mesh): Promise<Outcome> {
       const t0 = nowMs()
       let targetId: string
       try {
-        const card = await d.control.call<{ capabilities: { extensions: Array<{ params?: { nodeId?: string } }> } }>('card', { target: nodeName(j) })
+        const card = await d.control.request<{ capabilities: { extensions: Array<{ params?: { nodeId?: string } }> } }>('card', { target: nodeName(j) })
         lookups.push(nowMs() - t0)
         targetId = card.capabilities.extensions.find((e) => e.params?.nodeId !== undefined)?.params?.nodeId ?? ''
       } catch (err) {

@@ -85,7 +85,7 @@ export class Daemon {
       if (d.exited) throw new Error(`${label}: amesh up exited during start (see ${home}/amesh.log)`)
       try { return await ControlClient.connect(d.socket) } catch { return undefined }
     }, 60_000, 25)
-    const id = await d.control.call<{ peerId: string, addrs: string[] }>('id')
+    const id = await d.control.call('id')
     d.peerId = id.peerId
     d.addrs = id.addrs
     return d
@@ -97,7 +97,7 @@ export class Daemon {
   }
 
   async ensureNode (name: string): Promise<string> {
-    const r = await this.control.call<{ id: string }>('node.ensure', { name })
+    const r = await this.control.call('node.ensure', { name })
     return r.id
   }
 
@@ -108,13 +108,13 @@ export class Daemon {
    */
   async grant (as: string, to: string): Promise<void> {
     await waitFor(async () => {
-      const r = await this.control.call<{ handed: boolean }>('grant', { as, to })
+      const r = await this.control.call('grant', { as, to })
       return r.handed ? true : undefined
     }, 30_000, 250)
   }
 
   async status (): Promise<Status> {
-    return await this.control.call<Status>('status')
+    return await this.control.call('status')
   }
 
   async inboxLast (node: string): Promise<number> {
@@ -123,7 +123,7 @@ export class Daemon {
   }
 
   async nodes (): Promise<NodeRow[]> {
-    return await this.control.call<NodeRow[]>('nodes')
+    return await this.control.call('nodes')
   }
 
   /** Wait until this host knows a remote node of that name (its card arrived). */
@@ -205,7 +205,7 @@ export async function sendMany (client: ControlClient, as: string, to: string, c
   const lane = async (): Promise<void> => {
     while (next < count) {
       const i = next++
-      const r = await client.call<{ id: string }>('send', { as, to, text: text(size, i) })
+      const r = await client.call('send', { as, to, text: text(size, i) })
       ids[i] = r.id
     }
   }

@@ -14,7 +14,7 @@ import { RX, TX, startPair } from '../amesh/pair.js'
 const MiB = 2 ** 20
 
 async function line (label: string, d: Daemon): Promise<void> {
-  const st = await d.control.call<{ memory: Record<string, number> }>('status')
+  const st = await d.control.call('status')
   const m = st.memory
   const f = (k: string): string => (m[k] / MiB).toFixed(1).padStart(7)
   process.stdout.write(`${label.padEnd(34)} rss ${f('rss')}  heap ${f('heap_used')}/${f('heap_total')}  external ${f('external')}  buffers ${f('array_buffers')} MiB\n`)

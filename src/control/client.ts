@@ -1,6 +1,10 @@
 import { connect, type Socket } from 'node:net'
 import { AmeshError, DaemonNotRunningError } from '../util/errors.js'
+import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import { LineSplitter, type Reply } from './protocol.js'
+
+/** The params argument of a method: optional when the method takes none. */
+export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
 
 interface Pending {
   resolve: (v: unknown) => void
@@ -58,12 +62,23 @@ export class ControlClient {
     this.pending.clear()
   }
 
-  async call<T = unknown> (method: string, params: object = {}): Promise<T> {
+  /** Call a contract method (src/control/methods.ts): its params and result are typed by its name. */
+  async call<K extends CallName> (method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
+    return await this.send(method, params[0] ?? {}) as ResultOf<K>
+  }
+
+  /** Run a contract streaming method; resolves when the stream ends. */
+  async stream<K extends StreamName> (method: K, params: ParamsOf<K>, onEvent: (event: EventOf<K>) => void): Promise<void> {
+    await this.send(method, params, onEvent as (event: unknown) => void)
+  }
+
+  /** Call any method by name, untyped (a server with its own table, or a deliberately wrong request). */
+  async request<T = unknown> (method: string, params: object = {}): Promise<T> {
     return await this.send(method, params) as T
   }
 
-  /** Run a streaming method; resolves when the stream ends. */
-  async stream (method: string, params: object, onEvent: (event: unknown) => void): Promise<void> {
+  /** Run any streaming method by name, untyped. */
+  async requestStream (method: string, params: object, onEvent: (event: unknown) => void): Promise<void> {
     await this.send(method, params, onEvent)
   }
 

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ControlClient } from './client.js'
+import { ControlClient, type ParamsArg } from './client.js'
+import type { CallName, ResultOf } from './methods.js'
 import { homePaths } from './paths.js'
 import { DaemonNotRunningError } from '../util/errors.js'
 import { assertInitialised } from './home.js'
@@ -73,20 +74,20 @@ export async function connectOrStart (home: string): Promise<ControlClient> {
   return await ControlClient.connect(sock)
 }
 
-async function callWith<T> (client: ControlClient, method: string, params: object): Promise<T> {
+async function callWith<K extends CallName> (client: ControlClient, method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
   try {
-    return await client.call<T>(method, params)
+    return await client.call(method, ...params)
   } finally {
     client.close()
   }
 }
 
 /** One request to the home's daemon (started when none runs on an initialised home); the connection is closed after. */
-export async function callDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
-  return await callWith<T>(await connectOrStart(home), method, params)
+export async function callDaemon<K extends CallName> (home: string, method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
+  return await callWith(await connectOrStart(home), method, ...params)
 }
 
 /** One read-only request: never starts a daemon (DaemonNotRunningError when none runs). */
-export async function queryDaemon<T = Record<string, unknown>> (home: string, method: string, params: object = {}): Promise<T> {
-  return await callWith<T>(await connectRunning(home), method, params)
+export async function queryDaemon<K extends CallName> (home: string, method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
+  return await callWith(await connectRunning(home), method, ...params)
 }

@@ -4,11 +4,10 @@ import { ZodError, type ZodType } from 'zod'
 import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { JsonBytes } from '../util/json-bytes.js'
+import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
+import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 
-/** requests of one control connection in progress before the daemon stops reading it */
-export const MAX_PENDING = 1024
-const RESUME_BELOW = MAX_PENDING / 2
 
 /** A stream handler gets an emit function and an abort signal (the client went away). */
 export interface StreamSink {
@@ -35,7 +34,9 @@ export type EncodeItem = (k: number, out: JsonBytes) => void
  * (straight into the reply bytes, see JsonBytes); the reply is the same as
  * for an array of the values those texts are the JSON of.
  */
-export class EncodedArray {
+export class EncodedArray<T = unknown> {
+  /** the type of the items the texts are the JSON of (types only) */
+  declare readonly item?: T
   constructor (readonly count: number, readonly encode: EncodeItem, readonly sizeHint = 0) {}
 }
 
@@ -58,12 +59,47 @@ export function method<P> (m: Method<P>): Method<never> {
   return m as unknown as Method<never>
 }
 
+/**
+ * A call result that is a JSON array produced in pages (each an EncodedArray),
+ * started only once the connection's output is free and paced by the client's
+ * reading: a large reply is never rendered whole. `pages` runs when the reply
+ * is written, so the work it does (a store read) waits for that too.
+ */
+export class PagedArray<T = unknown> {
+  /** the type of the items (types only) */
+  declare readonly item?: T
+  constructor (readonly pages: () => AsyncIterable<EncodedArray<T>>) {}
+}
+
+/** A result, or for an array result the same array encoded item by item (at once or in pages). */
+export type Answer<R> = R | (R extends Array<infer E> ? EncodedArray<E> | PagedArray<E> : never)
+
+/** The daemon's implementation of one contract method (its params come from METHODS). */
+export type Handler<K extends MethodName> = K extends StreamName
+  ? { stream: (params: ParsedParams<K>, sink: StreamSink) => Promise<void> }
+  : K extends CallName ? { call: (params: ParsedParams<K>) => Promise<Answer<ResultOf<K>>> } : never
+
+/** Implementations of the contract methods K. */
+export type Handlers<K extends MethodName = MethodName> = { [N in K]: Handler<N> }
+
+/** The method table of the whole contract: each handler with the contract's params (and fast check). */
+export function implement (handlers: Handlers): MethodTable {
+  const table: MethodTable = {}
+  for (const name of Object.keys(METHODS) as MethodName[]) {
+    table[name] = method<unknown>({ ...METHODS[name], ...handlers[name] } as Method<unknown>)
+  }
+  return table
+}
+
 /** The daemon side of the control socket. */
 export class ControlServer {
   private server?: Server
   private readonly sockets = new Set<Socket>()
+  private readonly limits: ConnectionLimits
 
-  constructor (private readonly path: string, private readonly methods: MethodTable, private readonly log: Logger) {}
+  constructor (private readonly path: string, private readonly methods: MethodTable, private readonly log: Logger, limits: Partial<ConnectionLimits> = {}) {
+    this.limits = { ...CONTROL_LIMITS, ...limits }
+  }
 
   async start (): Promise<void> {
     rmSync(this.path, { force: true })
@@ -84,54 +120,48 @@ export class ControlServer {
 
   private accept (socket: Socket): void {
     this.sockets.add(socket)
-    const abort = new AbortController()
     socket.setEncoding('utf8')
-    // a client that pipelines requests faster than they complete is not read
-    // further while MAX_PENDING of its requests are in progress (bounded memory)
-    let pending = 0
-    const done = (): void => {
-      pending--
-      if (pending < RESUME_BELOW && socket.isPaused()) socket.resume()
-    }
-    const splitter = new LineSplitter((line) => {
-      pending++
-      if (pending >= MAX_PENDING && !socket.isPaused()) socket.pause()
-      void this.dispatch(socket, line, abort.signal).finally(done)
-    })
+    const conn: Connection = new Connection(socket, this.limits, this.log, async (line) => await this.dispatch(conn, line))
+    const splitter = new LineSplitter((line) => conn.request(line))
     socket.on('data', (chunk: string) => {
       try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })
-    socket.on('close', () => { abort.abort(); this.sockets.delete(socket) })
+    socket.on('close', () => { this.sockets.delete(socket) })
     socket.on('error', () => {})
   }
 
-  private async dispatch (socket: Socket, line: string, signal: AbortSignal): Promise<void> {
+  private async dispatch (conn: Connection, line: string): Promise<void> {
     let id = 0
     try {
       const req = parseRequest(line)
       id = req.id
-      const m = this.methods[req.method]
+      // own entries only: `constructor`, `__proto__`, `toString`, … are no methods
+      const m = Object.hasOwn(this.methods, req.method) ? this.methods[req.method] : undefined
       if (m === undefined) throw new UnknownMethodError(`unknown method: ${req.method}`)
       const params = parseParams(m, req.params)
       if (m.stream !== undefined) {
-        await this.runStream(socket, id, m, params, signal)
+        await this.runStream(conn, id, m, params)
       } else if (m.call !== undefined) {
         const result = await m.call(params)
-        if (result instanceof EncodedArray) await writeBytes(socket, encodeArrayReply(id, result))
-        else await write(socket, { id, result })
+        if (result instanceof PagedArray) await writePaged(conn, id, result)
+        else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
+        else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
       }
     } catch (err) {
-      await write(socket, { id, error: { code: errorCode(err), message: errorMessage(err) } }).catch(() => {})
+      if (conn.socket.destroyed) return
+      await conn.write(JSON.stringify({ id, error: { code: errorCode(err), message: errorMessage(err) } } satisfies Reply) + '\n').catch(() => {})
     }
   }
 
-  private async runStream (socket: Socket, id: number, m: Method<never>, params: never, signal: AbortSignal): Promise<void> {
-    const emit = async (event: unknown): Promise<void> => { await write(socket, { id, event }) }
-    const emitMany = async (events: unknown[]): Promise<void> => { await writeLines(socket, events.map((event) => JSON.stringify({ id, event }))) }
+  private async runStream (conn: Connection, id: number, m: Method<never>, params: never): Promise<void> {
+    const signal = conn.abort.signal
+    const line = (reply: Reply): string => JSON.stringify(reply) + '\n'
+    const emit = async (event: unknown): Promise<void> => { await conn.write(line({ id, event }), true) }
+    const emitMany = async (events: unknown[]): Promise<void> => { await conn.write(events.length === 0 ? undefined : events.map((event) => line({ id, event })).join(''), true) }
     const frame = (count: number, encode: EncodeItem, sizeHint?: number): Uint8Array | undefined => encodeEvents(id, count, encode, sizeHint)
-    const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await writeBytes(socket, lines) }
+    const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await conn.write(lines, true) }
     await m.stream?.(params, { emit, emitMany, frame, emitFramed, signal })
-    if (!signal.aborted) await write(socket, { id, end: true })
+    if (!signal.aborted) await conn.write(line({ id, end: true }))
   }
 }
 
@@ -163,11 +193,6 @@ function parseParams (m: Method<never>, raw: unknown): never {
   }
 }
 
-/** Write one reply line; resolves when the socket has room again (backpressure). */
-async function write (socket: Socket, reply: Reply): Promise<void> {
-  await writeBytes(socket, JSON.stringify(reply) + '\n')
-}
-
 /** Event lines {"id":N,"event":<item k>} for k < count, as bytes. */
 function encodeEvents (id: number, count: number, encode: EncodeItem, sizeHint = count * 512): Buffer | undefined {
   if (count === 0) return undefined
@@ -193,47 +218,21 @@ function encodeArrayReply (id: number, result: EncodedArray): Buffer {
   return out.bytes()
 }
 
-/** Write encoded reply lines in one socket write; resolves when the socket has room again. */
-async function writeLines (socket: Socket, lines: string[]): Promise<void> {
-  await writeBytes(socket, lines.length === 0 ? undefined : lines.join('\n') + '\n')
-}
-
-/** Write whole reply lines; resolves when the socket has room again. */
-async function writeBytes (socket: Socket, data: string | Uint8Array | undefined): Promise<void> {
-  if (socket.destroyed) throw new Error('control client went away')
-  if (data === undefined) return
-  coalesce(socket)
-  const ok = socket.write(data)
-  if (ok) return
-  await new Promise<void>((resolve, reject) => {
-    const onDrain = (): void => { socket.off('close', onClose); resolve() }
-    const onClose = (): void => { socket.off('drain', onDrain); reject(new Error('control client went away')) }
-    socket.once('drain', onDrain)
-    socket.once('close', onClose)
+/** The reply line {"id":N,"result":[...]} of a paged array, page by page, each written once the previous one drained. */
+async function writePaged (conn: Connection, id: number, result: PagedArray): Promise<void> {
+  await conn.whole(async (put) => {
+    await put(`{"id":${JSON.stringify(id)},"result":[`)
+    let first = true
+    for await (const page of result.pages()) {
+      if (page.count === 0) continue
+      const out = new JsonBytes(page.sizeHint > 0 ? page.sizeHint : page.count * 512 + 16)
+      for (let k = 0; k < page.count; k++) {
+        if (!first || k > 0) out.byte(0x2c)
+        page.encode(k, out)
+      }
+      first = false
+      await put(out.bytes())
+    }
+    await put(']}\n')
   })
-}
-
-/** sockets written to in this turn of the event loop */
-const writtenThisTurn = new WeakSet<Socket>()
-
-/**
- * Replies written in the same turn (a durability batch completes hundreds of
- * sends at once) leave in one writev instead of one syscall each. The first
- * write of a turn goes out at once (a lone reply or event waits for nothing);
- * later ones cork the socket, and it is uncorked once the turn's callbacks
- * and microtasks have run, before any I/O.
- */
-function coalesce (socket: Socket): void {
-  if (socket.writableCorked > 0) return
-  if (!writtenThisTurn.has(socket)) {
-    writtenThisTurn.add(socket)
-    process.nextTick(endTurn, socket)
-    return
-  }
-  socket.cork()
-}
-
-function endTurn (socket: Socket): void {
-  writtenThisTurn.delete(socket)
-  if (socket.writableCorked > 0) socket.uncork()
 }

@@ -1,15 +1,12 @@
-import { z } from 'zod'
-import { method, type MethodTable } from '../control/server.js'
-import { SIGNALS, ZONES } from '../packet/types.js'
+import type { Handlers } from '../control/server.js'
+import type { GrantView } from '../control/wire.js'
 import type { ChainRecord } from '../authz/acl-store.js'
 import { tokenId } from '../acl/index.js'
 import type { Components } from './components.js'
 
 type AclApiComponents = Pick<Components, 'acl' | 'label'>
 
-const name = z.string().min(1).max(256)
-
-function view (host: AclApiComponents, r: ChainRecord): Record<string, unknown> {
+function view (host: AclApiComponents, r: ChainRecord): GrantView {
   return {
     token_id: r.id,
     issuer: host.label(r.iss),
@@ -27,41 +24,28 @@ function view (host: AclApiComponents, r: ChainRecord): Record<string, unknown> 
 }
 
 /** Control methods of the permissions capability. */
-export function aclMethods (host: AclApiComponents): MethodTable {
+export function aclMethods (host: AclApiComponents): Handlers<'grant' | 'revoke' | 'grants' | 'block' | 'profile.set'> {
   return {
-    grant: method({
-      params: z.object({
-        as: name,
-        to: name,
-        sub: name.optional(),
-        signals: z.array(z.enum(SIGNALS)).optional(),
-        zones: z.array(z.enum(ZONES)).optional(),
-        expires_ms: z.number().int().positive().optional(),
-        delegate: z.string().min(1).optional()
-      }).strict(),
+    grant: {
       call: async (p) => {
         const r = await host.acl.grant({ as: p.as, to: p.to, sub: p.sub, signals: p.signals, zones: p.zones, expiresMs: p.expires_ms, delegate: p.delegate })
         return { ...view(host, r), handed: r.handed, ...(r.expires_clamped === undefined ? {} : { expires_clamped: r.expires_clamped }) }
       }
-    }),
-    revoke: method({
-      params: z.object({ as: name, token_id: z.string().min(1) }).strict(),
+    },
+    revoke: {
       call: async (p) => await host.acl.revoke(p.as, p.token_id)
-    }),
-    grants: method({
-      params: z.object({}).strict(),
+    },
+    grants: {
       call: async () => ({
         held: host.acl.store.allHeld().map((r) => view(host, r)),
         issued: host.acl.store.allIssued().map((r) => view(host, r))
       })
-    }),
-    block: method({
-      params: z.object({ as: name, sender: name, on: z.boolean() }).strict(),
+    },
+    block: {
       call: async (p) => await host.acl.block(p.as, p.sender, p.on)
-    }),
-    'profile.set': method({
-      params: z.object({ as: name, profile: z.record(z.unknown()) }).strict(),
+    },
+    'profile.set': {
       call: async (p) => await host.acl.setProfile(p.as, p.profile)
-    })
+    }
   }
 }

@@ -1,5 +1,4 @@
-import { z } from 'zod'
-import { method, type MethodTable } from '../control/server.js'
+import type { Handlers } from '../control/server.js'
 import { isLoopback } from '../discovery/addrs.js'
 import type { DiscoveryService } from '../discovery/service.js'
 import type { SshJoins } from '../discovery/tunnels.js'
@@ -8,18 +7,6 @@ import { UnknownMethodError } from '../util/errors.js'
 import type { Components } from './components.js'
 
 type DiscoveryApiComponents = Pick<Components, 'libp2p' | 'config' | 'nodes' | 'discovery' | 'joins'>
-
-const word = z.string().min(1).max(4096)
-
-const sshJoinSchema = z.object({
-  destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
-  port: z.number().int().min(1).max(65535).optional(),
-  identity: word.optional(),
-  config: word.optional(),
-  options: z.array(word.regex(/^[^-]/, 'an ssh -o option may not start with "-"')).max(64).optional(),
-  remoteAmesh: word.optional(),
-  remoteHome: word.optional()
-}).strict()
 
 /** Where this host's amesh accepts connections, as seen from this host (the end of an SSH tunnel). */
 export function tunnelTarget (host: Pick<Components, 'libp2p' | 'config'>): RemoteInfo['tunnelTarget'] {
@@ -39,28 +26,23 @@ function parts (host: DiscoveryApiComponents): { discovery: DiscoveryService, jo
 }
 
 /** Control methods of the discovery capability. */
-export function discoveryMethods (host: DiscoveryApiComponents): MethodTable {
+export function discoveryMethods (host: DiscoveryApiComponents): Handlers<'discovery.info' | 'discovery.lookup' | 'discovery.publish' | 'join.ssh' | 'join.tunnels' | 'join.leave'> {
   return {
-    'discovery.info': method({
-      params: z.object({}).strict(),
+    'discovery.info': {
       call: async (): Promise<RemoteInfo> => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String), tunnelTarget: tunnelTarget(host) })
-    }),
-    'discovery.lookup': method({
-      params: z.object({ target: z.string().min(1).max(256) }).strict(),
+    },
+    'discovery.lookup': {
       call: async (p) => (await parts(host).discovery.resolve(p.target)).map((vc) => vc.card)
-    }),
-    'discovery.publish': method({
-      params: z.object({}).strict(),
+    },
+    'discovery.publish': {
       call: async () => { await parts(host).discovery.publishAll(); return { published: host.nodes.list().length } }
-    }),
-    'join.ssh': method({
-      params: sshJoinSchema,
+    },
+    'join.ssh': {
       call: async (p) => await parts(host).joins.join({ ...p, options: p.options ?? [] })
-    }),
-    'join.tunnels': method({ params: z.object({}).strict(), call: async () => parts(host).joins.list() }),
-    'join.leave': method({
-      params: z.object({ target: z.string().min(1).max(1024) }).strict(),
+    },
+    'join.tunnels': { call: async () => parts(host).joins.list() },
+    'join.leave': {
       call: async (p) => ({ removed: await parts(host).joins.leave(p.target) })
-    })
+    }
   }
 }

@@ -1,6 +1,6 @@
 // `amesh node ls` / `node rm`: the local nodes as state a user can see and undo.
-import { z } from 'zod'
-import { method, type MethodTable } from '../control/server.js'
+import type { Handlers } from '../control/server.js'
+import type { LocalNodeRow } from '../control/wire.js'
 import type { AgentsService } from '../agents/service.js'
 import { defineError, UnknownNodeError } from '../util/errors.js'
 import type { LocalNode } from '../store/nodes.js'
@@ -11,9 +11,7 @@ type Host = Pick<Components, 'nodes' | 'inbox' | 'label'>
 export const NodeInUseError = defineError('NodeInUseError', 'NODE_IN_USE')
 export const InboxNotEmptyError = defineError('InboxNotEmptyError', 'INBOX_NOT_EMPTY')
 
-const name = z.string().min(1).max(256)
-
-async function row (host: Host, n: LocalNode): Promise<Record<string, unknown>> {
+async function row (host: Host, n: LocalNode): Promise<LocalNodeRow> {
   const info = await host.inbox.info(n.record.id)
   const received = await host.inbox.lastReceived(n.record.id)
   return {
@@ -47,14 +45,10 @@ async function removalRefusal (host: Host, agents: AgentsService | undefined, no
   return undefined
 }
 
-export function nodeMethods (host: Host, agents?: AgentsService): MethodTable {
+export function nodeMethods (host: Host, agents?: AgentsService): Handlers<'node.list' | 'node.rm'> {
   return {
-    'node.list': method({
-      params: z.object({}).strict(),
-      call: async () => await Promise.all(host.nodes.list().map(async (n) => await row(host, n)))
-    }),
-    'node.rm': method({
-      params: z.object({ name, force: z.boolean().optional() }).strict(),
+    'node.list': { call: async () => await Promise.all(host.nodes.list().map(async (n) => await row(host, n))) },
+    'node.rm': {
       call: async (p) => {
         const node = host.nodes.get(p.name)
         if (node === undefined) throw new UnknownNodeError(`no node named ${p.name} on this host`)
@@ -64,6 +58,6 @@ export function nodeMethods (host: Host, agents?: AgentsService): MethodTable {
         await host.nodes.remove(node.record.id)
         return { removed: node.record.name, id: node.record.id, inbox_entries: dropped }
       }
-    })
+    }
   }
 }

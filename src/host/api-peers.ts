@@ -1,15 +1,11 @@
 // Peers as state a user can see and undo: `amesh peers`, `join`, `join --forget`.
-import { z } from 'zod'
 import type { Connection } from '@libp2p/interface'
-import { method, type MethodTable } from '../control/server.js'
+import type { Handlers } from '../control/server.js'
+import type { PeerRow } from '../control/wire.js'
 import { checkPeerAddr } from '../control/peer-addr.js'
 import type { Components } from './components.js'
 
 type PeerApiComponents = Pick<Components, 'libp2p' | 'keeper' | 'peerBook' | 'config'>
-
-const addr = z.string().min(1).max(4096)
-
-interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number }
 
 function connectionRow (c: Connection): PeerRow {
   const remote = c.remoteAddr.toString()
@@ -29,22 +25,15 @@ function connected (host: PeerApiComponents): PeerRow[] {
   return [...byPeer.values()]
 }
 
-export function peerMethods (host: PeerApiComponents): MethodTable {
+export function peerMethods (host: PeerApiComponents): Handlers<'peers' | 'join' | 'join.forget'> {
   return {
-    peers: method({
-      params: z.object({}).strict(),
-      call: async () => ({ connected: connected(host), remembered: await host.peerBook.list(), configured: host.config.peers })
-    }),
-    join: method({
-      params: z.object({ addr, any_peer: z.boolean().optional() }).strict(),
+    peers: { call: async () => ({ connected: connected(host), remembered: await host.peerBook.list(), configured: host.config.peers }) },
+    join: {
       call: async (p) => {
         checkPeerAddr(p.addr, { anyPeer: p.any_peer })
         return { peerId: await host.keeper.join(p.addr) }
       }
-    }),
-    'join.forget': method({
-      params: z.object({ addr }).strict(),
-      call: async (p) => ({ forgotten: await host.keeper.forget(p.addr) })
-    })
+    },
+    'join.forget': { call: async (p) => ({ forgotten: await host.keeper.forget(p.addr) }) }
   }
 }

@@ -1,19 +1,18 @@
-import { z } from 'zod'
-import { EncodedArray, method, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
+import { EncodedArray, implement, PagedArray, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
+import type { RenderedPacket } from '../control/wire.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Components } from './components.js'
 import { renderEntry } from '../packet/render.js'
 import { EntryJsonRenderer } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
-import { checkSendParams, sendSchema } from '../control/send-params.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
-import { mcpMethods } from './api-mcp.js'
-
-const name = z.string().min(1).max(256)
-const seq = z.number().int().min(0)
+import { inboxMethods } from './api-inbox.js'
+import { permissionMethods } from './api-permission.js'
+import { nodeMethods } from './api-nodes.js'
+import { peerMethods } from './api-peers.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
 const FOLLOW_FIRST_PAGE = 256
@@ -23,6 +22,8 @@ const FOLLOW_PAGE_BYTES = 1024 * 1024
 
 /** `inbox.read` stops adding entries once their stored bytes reach this (at least one entry) */
 export const READ_REPLY_BYTES = 16 * 1024 * 1024
+/** an `inbox.read` reply is rendered in pages of about this many packet bytes */
+const READ_PAGE_BYTES = 1024 * 1024
 
 function localNode (host: Pick<Components, 'nodes'>, n: string): string {
   const node = host.nodes.get(n)
@@ -81,6 +82,21 @@ async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: st
   return { drained: Promise.resolve() }
 }
 
+/** The entries of one `inbox.read`, as pages of about READ_PAGE_BYTES. */
+async function * readPages (host: Pick<Components, 'inbox' | 'label'>, nodeId: string, after: number, limit: number): AsyncGenerator<EncodedArray<RenderedPacket>> {
+  const entries = await host.inbox.read(nodeId, after, limit, READ_REPLY_BYTES)
+  const label = (x: string): string => host.label(x)
+  let start = 0
+  while (start < entries.length) {
+    let end = start
+    let bytes = 0
+    while (end < entries.length && bytes < READ_PAGE_BYTES) bytes += entries[end++].packet.byteLength
+    const page = entries.slice(start, end)
+    start = end
+    yield new EncodedArray<RenderedPacket>(page.length, pageEncoder(page, label), renderedSize(page) + 64)
+  }
+}
+
 /** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */
 interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Promise<void> }
 
@@ -136,65 +152,61 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
 
 /** The daemon's control methods, each over the components it reads. */
 export function controlMethods (host: Components, shutdown: () => void): MethodTable {
-  return {
-    status: method({ params: z.object({}).strict(), call: async () => await hostStatus(host) }),
-    id: method({
-      params: z.object({}).strict(),
+  return implement({
+    status: { call: async () => await hostStatus(host) },
+    id: {
       call: async () => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String) })
-    }),
-    nodes: method({ params: z.object({}).strict(), call: async () => nodeList(host) }),
-    'node.add': method({
-      params: z.object({ name, parent: name.optional() }).strict(),
+    },
+    nodes: { call: async () => nodeList(host) },
+    'node.add': {
       call: async (p) => {
         const node = await host.registry.add(p.name, p.parent)
         return { id: node.record.id, name: node.record.name, parent: node.record.parent, depth: node.record.depth }
       }
-    }),
-    'node.ensure': method({
-      params: z.object({ name }).strict(),
+    },
+    'node.ensure': {
       call: async (p) => {
         const node = await host.registry.ensure(p.name)
         return { id: node.record.id, name: node.record.name }
       }
-    }),
-    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await host.sender.send(p) }),
-    'inbox.read': method({
-      params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict(),
+    },
+    send: { call: async (p) => await host.sender.send(p) },
+    'inbox.read': {
       call: async (p) => {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
-        const entries = await host.inbox.read(id, after, p.limit ?? 1000, READ_REPLY_BYTES)
-        // encoded straight into the reply: the same JSON as the array of renderEntry objects
-        return new EncodedArray(entries.length, pageEncoder(entries, (x) => host.label(x)), renderedSize(entries) + 64)
+        const limit = p.limit ?? 1000
+        // read when the reply is written, encoded straight into it page by page:
+        // the same JSON as the array of renderEntry objects
+        return new PagedArray<RenderedPacket>(() => readPages(host, id, after, limit))
       }
-    }),
-    'inbox.follow': method({
-      params: z.object({ node: name, after: seq.optional() }).strict(),
+    },
+    'inbox.follow': {
       stream: async (p, sink) => {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
         await follow(host, id, after, sink)
       }
-    }),
-    ack: method({
-      params: z.object({ node: name, seq }).strict(),
+    },
+    ack: {
       call: async (p) => ({ cursor: await host.inbox.ack(localNode(host, p.node), p.seq) })
-    }),
-    card: method({
-      params: z.object({ target: name }).strict(),
+    },
+    card: {
       call: async (p) => {
         const t = await host.resolver.resolve(p.target)
         return t.kind === 'local' ? host.cards.cardOf(t.node) : t.card.card
       }
-    }),
-    'outbox.dead': method({
-      params: z.object({ limit: z.number().int().min(1).max(100_000).optional() }).strict(),
+    },
+    'outbox.dead': {
       call: async (p) => (await host.outbox.deadLetters(p.limit ?? 1000)).map((d) => ({ ...d, packet: undefined, to_name: host.label(d.to), from_name: host.label(d.from) }))
-    }),
-    shutdown: method({ params: z.object({}).strict(), call: async () => { setImmediate(shutdown); return { stopping: true } } }),
+    },
+    shutdown: { call: async () => { setImmediate(shutdown); return { stopping: true } } },
     ...aclMethods(host),
     ...discoveryMethods(host),
-    ...mcpMethods(host),
-    ...agentsMethods(host)
-  }
+    ...inboxMethods(host),
+    ...permissionMethods(host),
+    ...agentsMethods(host),
+    ...nodeMethods(host, host.agents),
+    ...peerMethods(host)
+  })
 }

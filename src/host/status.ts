@@ -1,5 +1,6 @@
 import { statSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import type { NodeRow, StatusResult } from '../control/wire.js'
 import type { Components } from './components.js'
 import { heapPolicy } from './heap.js'
 
@@ -17,7 +18,7 @@ function memory (): Record<string, number> {
   return { rss: m.rss, heap_used: m.heapUsed, heap_total: m.heapTotal, external: m.external, array_buffers: m.arrayBuffers }
 }
 
-export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'outbox' | 'libp2p' | 'paths' | 'startedAt' | 'config' | 'delivery' | 'committer'>): Promise<Record<string, unknown>> {
+export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'outbox' | 'libp2p' | 'paths' | 'startedAt' | 'config' | 'delivery' | 'committer'>): Promise<StatusResult> {
   const nodes = []
   for (const n of host.nodes.list()) {
     const info = await host.inbox.info(n.record.id)
@@ -44,7 +45,7 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
   }
 }
 
-export function nodeList (host: Pick<Components, 'nodes' | 'libp2p' | 'directory'>): Array<Record<string, unknown>> {
+export function nodeList (host: Pick<Components, 'nodes' | 'libp2p' | 'directory'>): NodeRow[] {
   const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent }))
   const remote = host.directory.list().map((c) => ({ name: c.name, id: c.nodeId, kind: c.kind, host: c.hostPeerId, local: false, parent: c.parent }))
   return [...local, ...remote]

@@ -1,4 +1,4 @@
-import type { RenderedPacket } from '../packet/render.js'
+import type { RenderedPacket } from '../control/wire.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { RECONNECT_DELAY } from './constants.js'

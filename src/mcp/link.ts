@@ -1,5 +1,6 @@
 import { connectOrStart } from '../control/connect.js'
-import { ControlClient } from '../control/client.js'
+import { ControlClient, type ParamsArg } from '../control/client.js'
+import type { CallName, ResultOf } from '../control/methods.js'
 import { homePaths } from '../control/paths.js'
 
 /**
@@ -28,10 +29,10 @@ export class DaemonLink {
     }
   }
 
-  async call<T = unknown> (method: string, params: object = {}): Promise<T> {
+  async call<K extends CallName> (method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
     const client = await this.get()
     try {
-      return await client.call<T>(method, params)
+      return await client.call(method, ...params)
     } catch (err) {
       if (err instanceof Error && err.name === 'DaemonNotRunningError') this.reset(client)
       throw err

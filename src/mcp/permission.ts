@@ -1,6 +1,7 @@
-import type { RenderedPacket } from '../packet/render.js'
+import { parseVerdict, permissionRequestId, permissionRequestSend, type Behavior } from '../control/permission.js'
+import type { RenderedPacket } from '../control/wire.js'
 import type { Logger } from '../util/log.js'
-import { PERMISSION_MAX_PENDING, PERMISSION_PREFIX, PERMISSION_TTL, PREVIEW_CHARS } from './constants.js'
+import { PERMISSION_MAX_PENDING, PERMISSION_TTL, PREVIEW_CHARS } from './constants.js'
 import type { DaemonLink } from './link.js'
 
 /** `notifications/claude/channel/permission_request` params (Claude Code ≥ 2.1.81). */
@@ -11,7 +12,7 @@ export interface PermissionRequest {
   input_preview: string
 }
 
-export type Behavior = 'allow' | 'deny'
+export { parseVerdict, type Behavior }
 
 export interface PermissionVerdict {
   request_id: string
@@ -36,18 +37,6 @@ export interface PermissionRelayInit {
   now?: () => number
 }
 
-const VERDICT_RE = /^\s*(allow|allowed|approve|approved|yes|deny|denied|reject|rejected|no)\b[\s:]*([a-z]+)?/i
-
-/** Parse `allow abcde` / `deny abcde` (also yes/no, approve/reject) from a verdict packet's body. */
-export function parseVerdict (p: RenderedPacket): { behavior: Behavior, requestId?: string } | undefined {
-  const body = p.payload.text ?? p.payload.result ?? p.payload.decision ?? p.payload.context ?? ''
-  const m = VERDICT_RE.exec(body)
-  if (m === null) return undefined
-  const word = m[1].toLowerCase()
-  const behavior: Behavior = ['allow', 'allowed', 'approve', 'approved', 'yes'].includes(word) ? 'allow' : 'deny'
-  return { behavior, requestId: m[2]?.toLowerCase() }
-}
-
 function clip (s: string, n = PREVIEW_CHARS): string {
   return s.length <= n ? s : `${s.slice(0, n)}… (${s.length - n} more characters)`
 }
@@ -70,7 +59,7 @@ export class PermissionRelay {
 
   /** Resolve the approver's node id (the id verdicts must come from). */
   async approver (): Promise<string> {
-    this.approverId ??= (await this.init.link.call<{ id: string }>('mcp.resolve', { target: this.init.approver })).id
+    this.approverId ??= (await this.init.link.call('node.resolve', { target: this.init.approver })).id
     return this.approverId
   }
 
@@ -89,15 +78,7 @@ export class PermissionRelay {
       `input: ${clip(req.input_preview)}`,
       `Answer with the approve / deny tool (request_id ${req.request_id}), or on your host: amesh approve ${req.request_id} / amesh deny ${req.request_id}.`
     ].join('\n')
-    const sent = await this.init.link.call<{ id: string }>('send', {
-      as: this.init.node,
-      to,
-      signal: 'ESCALATE',
-      payload: { text, options: ['allow', 'deny'] },
-      conversation_id: PERMISSION_PREFIX + req.request_id,
-      requires_reply: true,
-      priority: 'high'
-    })
+    const sent = await this.init.link.call('send', permissionRequestSend(this.init.node, to, req.request_id, text))
     this.pending.set(req.request_id, { escalateId: sent.id, expires: this.now() + this.ttl })
     this.init.log(`permission request ${req.request_id} (${req.tool_name}) sent to ${this.init.approver} as ${sent.id}`)
   }
@@ -107,10 +88,10 @@ export class PermissionRelay {
    * never shown to Claude). A verdict from the approver for a pending id is relayed.
    */
   async consume (p: RenderedPacket): Promise<boolean> {
-    const conv = typeof p.conversation_id === 'string' ? p.conversation_id : ''
-    if (!conv.startsWith(PERMISSION_PREFIX) || p.signal === 'ESCALATE') return false
+    const conversationRid = permissionRequestId(p.conversation_id)
+    if (conversationRid === undefined || p.signal === 'ESCALATE') return false
     const verdict = parseVerdict(p)
-    const rid = verdict?.requestId ?? conv.slice(PERMISSION_PREFIX.length)
+    const rid = verdict?.requestId ?? conversationRid
     const reason = await this.reject(p, rid, verdict)
     if (reason !== undefined) {
       this.init.log(`permission verdict ${p.id} from ${p.from} (${p.from_id}) dropped: ${reason}`)

@@ -1,5 +1,5 @@
-import type { RenderedPacket } from '../packet/render.js'
-import { PERMISSION_PREFIX } from './constants.js'
+import { isPermissionRequest, permissionRequestId } from '../control/permission.js'
+import type { RenderedPacket } from '../control/wire.js'
 
 /** The params of one `notifications/claude/channel` event. */
 export interface ChannelEvent {
@@ -42,10 +42,8 @@ export function metaOf (p: RenderedPacket): Record<string, string> {
   for (const [key, value] of optional) {
     if (value !== undefined && value !== null) meta[key] = String(value)
   }
-  const conv = p.conversation_id
-  if (p.signal === 'ESCALATE' && typeof conv === 'string' && conv.startsWith(PERMISSION_PREFIX)) {
-    meta.permission_request_id = conv.slice(PERMISSION_PREFIX.length)
-  }
+  const rid = isPermissionRequest(p) ? permissionRequestId(p.conversation_id) : undefined
+  if (rid !== undefined) meta.permission_request_id = rid
   for (const key of Object.keys(meta)) {
     if (!META_KEY.test(key)) delete meta[key] // eslint-disable-line @typescript-eslint/no-dynamic-delete
   }

@@ -5,7 +5,8 @@ import { z } from 'zod'
 import { ConfigError, errorMessage } from '../util/errors.js'
 import { createLogger, type Logger } from '../util/log.js'
 import { ChannelPump } from './channel.js'
-import { CHANNEL_METHOD, PERMISSION_METHOD, PERMISSION_PREFIX, PERMISSION_REQUEST_METHOD, SERVER_NAME } from './constants.js'
+import { permissionRequestId } from '../control/permission.js'
+import { CHANNEL_METHOD, PERMISSION_METHOD, PERMISSION_REQUEST_METHOD, SERVER_NAME } from './constants.js'
 import { instructionsFor } from './instructions.js'
 import { DaemonLink } from './link.js'
 import { LoopGuard } from './loop-guard.js'
@@ -32,13 +33,13 @@ interface NodeInfo { id: string, name: string, parent?: string }
 async function attachNode (link: DaemonLink, opts: McpOptions): Promise<NodeInfo> {
   if (opts.parent !== undefined) {
     try {
-      return await link.call<NodeInfo>('node.add', { name: opts.name, parent: opts.parent })
+      return await link.call('node.add', { name: opts.name, parent: opts.parent })
     } catch (err) {
       if (!(err instanceof Error && /already exists/.test(err.message))) throw err
     }
   }
-  const node = await link.call<NodeInfo>('node.ensure', { name: opts.name })
-  const listed = (await link.call<Array<NodeInfo & { local: boolean }>>('nodes')).find((n) => n.local && n.id === node.id)
+  const node = await link.call('node.ensure', { name: opts.name })
+  const listed = (await link.call('nodes')).find((n) => n.local && n.id === node.id)
   return { ...node, parent: listed?.parent }
 }
 
@@ -58,7 +59,7 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
   const log: Logger = createLogger(`amesh:mcp:${opts.name}`, opts.logFile)
   const link = new DaemonLink(opts.home)
   const node = await attachNode(link, opts)
-  const host = await link.call<{ peerId: string }>('id')
+  const host = await link.call('id')
   const approver = opts.permissionRelay ? (opts.approver ?? opts.parent ?? node.parent) : undefined
   if (opts.permissionRelay && approver === undefined) {
     throw new ConfigError('permission relay needs an approver: --approver NODE, --parent NODE, or a node created with a parent')
@@ -89,7 +90,7 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
     consume: relay === undefined ? undefined : async (p) => await relay.consume(p),
     observe: (p) => {
       const conv = typeof p.conversation_id === 'string' ? p.conversation_id : p.id
-      if (!conv.startsWith(PERMISSION_PREFIX)) guard.inbound(p.from_id, conv)
+      if (permissionRequestId(conv) === undefined) guard.inbound(p.from_id, conv)
     },
     log
   })

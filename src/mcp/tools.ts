@@ -2,9 +2,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
-import type { RenderedPacket } from '../packet/render.js'
+import type { ParamsOf } from '../control/methods.js'
 import { SIGNAL_RULES } from '../packet/rules.js'
-import { PRIORITIES, SIGNALS, ZONES, type Payload, type Signal } from '../packet/types.js'
+import { PRIORITIES, SIGNALS, ZONES, type Signal } from '../packet/types.js'
 import { errorCode, errorMessage } from '../util/errors.js'
 import { INBOX_DEFAULT } from './constants.js'
 import type { DaemonLink } from './link.js'
@@ -49,9 +49,11 @@ const payloadShape = {
 
 interface PayloadArgs { text?: string, signal?: Signal, context?: string, decision?: string, options?: string[], result?: string }
 
-function payloadOf (a: PayloadArgs): { signal: Signal, payload: Payload } {
+type SendPayload = NonNullable<ParamsOf<'send'>['payload']>
+
+function payloadOf (a: PayloadArgs): { signal: Signal, payload: SendPayload } {
   const signal = a.signal ?? 'MESSAGE'
-  const payload: Payload = {}
+  const payload: SendPayload = {}
   if (a.context !== undefined) payload.context = a.context
   if (a.decision !== undefined) payload.decision = a.decision
   if (a.options !== undefined) payload.options = a.options
@@ -66,9 +68,9 @@ function payloadOf (a: PayloadArgs): { signal: Signal, payload: Payload } {
 }
 
 /** Send with the loop guard: check, send, record. */
-async function guardedSend (ctx: ToolContext, peer: string, conversation: string | undefined, req: Record<string, unknown>): Promise<unknown> {
+async function guardedSend (ctx: ToolContext, peer: string, conversation: string | undefined, req: Omit<ParamsOf<'send'>, 'as'>): Promise<unknown> {
   ctx.guard.check(peer, conversation)
-  const r = await ctx.link.call<{ id: string, state: string }>('send', { as: ctx.node, ...req })
+  const r = await ctx.link.call('send', { as: ctx.node, ...req })
   ctx.guard.sent(peer, conversation)
   return r
 }
@@ -83,7 +85,7 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
       in_reply_to: z.string().min(1).max(256).optional().describe('the msg_id this answers (prefer the reply tool)')
     }
   }, async (a) => await guarded(async () => {
-    const target = await ctx.link.call<{ id: string, name: string }>('mcp.resolve', { target: a.to })
+    const target = await ctx.link.call('node.resolve', { target: a.to })
     const { signal, payload } = payloadOf(a)
     return await guardedSend(ctx, target.id, a.conversation_id, {
       to: target.id, signal, payload, conversation_id: a.conversation_id, in_reply_to: a.in_reply_to, requires_reply: a.requires_reply, priority: a.priority
@@ -94,7 +96,7 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
     description: 'Reply to a message you received (by its msg_id): goes to its sender, keeps its conversation_id and sets in_reply_to.',
     inputSchema: { msg_id: z.string().min(1).max(256).describe('the msg_id attribute of the channel event'), ...payloadShape }
   }, async (a) => await guarded(async () => {
-    const original = await ctx.link.call<RenderedPacket>('mcp.packet', { node: ctx.node, id: a.msg_id })
+    const original = await ctx.link.call('inbox.get', { node: ctx.node, id: a.msg_id })
     const conversation = typeof original.conversation_id === 'string' ? original.conversation_id : original.id
     const { signal, payload } = payloadOf(a)
     return await guardedSend(ctx, original.from_id, conversation, {
@@ -107,13 +109,13 @@ function registerViews (mcp: McpServer, ctx: ToolContext): void {
   mcp.registerTool('nodes', {
     description: 'The nodes this node can see (local and on other hosts), each with may_message and, when not, the reason.',
     inputSchema: {}
-  }, async () => await guarded(async () => await ctx.link.call('mcp.nodes', { as: ctx.node })))
+  }, async () => await guarded(async () => await ctx.link.call('nodes.reachable', { as: ctx.node })))
 
   mcp.registerTool('inbox', {
     description: 'Re-read your most recent messages (already delivered to this session or not), oldest first.',
     inputSchema: { limit: z.number().int().min(1).max(1000).optional().describe(`how many (default ${INBOX_DEFAULT})`) }
   }, async (a) => await guarded(async () => {
-    const packets = await ctx.link.call<RenderedPacket[]>('mcp.recent', { node: ctx.node, limit: a.limit ?? INBOX_DEFAULT })
+    const packets = await ctx.link.call('inbox.recent', { node: ctx.node, limit: a.limit ?? INBOX_DEFAULT })
     return packets.map((p) => { const e = channelEvent(p); return { ...e.meta, content: e.content } })
   }))
 
@@ -121,7 +123,7 @@ function registerViews (mcp: McpServer, ctx: ToolContext): void {
     description: 'This node (id, inbox depth), its host (peer id, addresses), connected peers and outbox queue depths.',
     inputSchema: {}
   }, async () => await guarded(async () => {
-    const s = await ctx.link.call<Record<string, unknown> & { nodes: Array<{ name: string }> }>('status')
+    const s = await ctx.link.call('status')
     const self = s.nodes.find((n) => n.name === ctx.node)
     return { node: self, host: { peerId: s.peerId, addrs: s.addrs, pid: s.pid, uptime_ms: s.uptime_ms }, peers: s.peers, outbox: s.outbox, links: s.links }
   }))
@@ -147,7 +149,7 @@ function registerAuthority (mcp: McpServer, ctx: ToolContext): void {
     mcp.registerTool(behavior === 'allow' ? 'approve' : 'deny', {
       description: `${behavior === 'allow' ? 'Approve' : 'Deny'} a permission request another session relayed to you (an ESCALATE with permission_request_id).`,
       inputSchema: { request_id: z.string().regex(/^[a-z]{1,32}$/).describe('the permission_request_id attribute') }
-    }, async (a) => await guarded(async () => await ctx.link.call('mcp.verdict', { as: ctx.node, request_id: a.request_id, behavior })))
+    }, async (a) => await guarded(async () => await ctx.link.call('permission.verdict', { as: ctx.node, request_id: a.request_id, behavior })))
   }
 }
 

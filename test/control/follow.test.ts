@@ -54,7 +54,7 @@ describe('control - inbox.follow and inbox.read', function () {
     await done
     const read: Row[] = []
     for (let after = 100; read.length < STORED - 100;) {
-      const page = await c.call<Row[]>('inbox.read', { node: 'bob', after, limit: 77 })
+      const page = await c.call('inbox.read', { node: 'bob', after, limit: 77 })
       assert.ok(page.length > 0)
       read.push(...page)
       after = page[page.length - 1].seq

@@ -91,12 +91,12 @@ describe('host - the hand-written check of send parameters', () => {
     await server.start()
     const c = await ControlClient.connect(sock)
     try {
-      for (const v of VALID) assert.deepEqual(await c.call('send', v), sendSchema.parse(v))
-      await assert.rejects(c.call('send', { as: 'a', to: '' }), { code: 'INVALID_ARGUMENT', message: 'invalid argument to: String must contain at least 1 character(s)' })
-      await assert.rejects(c.call('send', { as: 'a', to: 'b', ttl_ms: 1.5 }), { code: 'INVALID_ARGUMENT', message: 'invalid argument ttl_ms: Expected integer, received float' })
-      await assert.rejects(c.call('send', { as: 'a', to: 'b', payload: { options: [1] } }), { code: 'INVALID_ARGUMENT', message: 'invalid argument payload.options.0: Expected string, received number' })
-      await assert.rejects(c.call('send', { to: 'b', extra: 1 }), { code: 'INVALID_ARGUMENT', message: 'invalid argument as: Required' })
-      await assert.rejects(c.call('send', { as: 'a', to: 'b', extra: 1 }), { code: 'INVALID_ARGUMENT', message: "invalid argument (params): Unrecognized key(s) in object: 'extra'" })
+      for (const v of VALID) assert.deepEqual(await c.request('send', v), sendSchema.parse(v))
+      await assert.rejects(c.request('send', { as: 'a', to: '' }), { code: 'INVALID_ARGUMENT', message: 'invalid argument to: String must contain at least 1 character(s)' })
+      await assert.rejects(c.request('send', { as: 'a', to: 'b', ttl_ms: 1.5 }), { code: 'INVALID_ARGUMENT', message: 'invalid argument ttl_ms: Expected integer, received float' })
+      await assert.rejects(c.request('send', { as: 'a', to: 'b', payload: { options: [1] } }), { code: 'INVALID_ARGUMENT', message: 'invalid argument payload.options.0: Expected string, received number' })
+      await assert.rejects(c.request('send', { to: 'b', extra: 1 }), { code: 'INVALID_ARGUMENT', message: 'invalid argument as: Required' })
+      await assert.rejects(c.request('send', { as: 'a', to: 'b', extra: 1 }), { code: 'INVALID_ARGUMENT', message: "invalid argument (params): Unrecognized key(s) in object: 'extra'" })
     } finally {
       c.close()
       await server.stop()

@@ -57,20 +57,20 @@ describe('control - socket server', () => {
 
   it('answers calls and streams in order', async () => {
     const c = await ControlClient.connect(sock)
-    assert.equal(await c.call('add', { a: 2, b: 3 }), 5)
+    assert.equal(await c.request('add', { a: 2, b: 3 }), 5)
     const seen: unknown[] = []
-    await c.stream('count', { n: 5 }, (e) => seen.push(e))
+    await c.requestStream('count', { n: 5 }, (e) => seen.push(e))
     assert.deepEqual(seen, [1, 2, 3, 4, 5])
     c.close()
   })
 
   it('gives typed errors for an unknown method, bad arguments and a failing handler, and keeps serving', async () => {
     const c = await ControlClient.connect(sock)
-    await assert.rejects(c.call('nope'), { code: 'UNKNOWN_METHOD' })
-    await assert.rejects(c.call('add', { a: 'x', b: 1 }), { code: 'INVALID_ARGUMENT', message: /a/ })
-    await assert.rejects(c.call('add', { a: 1, b: 2, c: 3 }), { code: 'INVALID_ARGUMENT' })
-    await assert.rejects(c.call('boom'), { code: 'INTERNAL', message: 'kaboom' })
-    assert.equal(await c.call('add', { a: 1, b: 1 }), 2)
+    await assert.rejects(c.request('nope'), { code: 'UNKNOWN_METHOD' })
+    await assert.rejects(c.request('add', { a: 'x', b: 1 }), { code: 'INVALID_ARGUMENT', message: /a/ })
+    await assert.rejects(c.request('add', { a: 1, b: 2, c: 3 }), { code: 'INVALID_ARGUMENT' })
+    await assert.rejects(c.request('boom'), { code: 'INTERNAL', message: 'kaboom' })
+    assert.equal(await c.request('add', { a: 1, b: 1 }), 2)
     c.close()
   })
 
@@ -87,8 +87,8 @@ describe('control - socket server', () => {
   it('a pre-encoded array result arrives exactly as the same array encoded by the server', async () => {
     const c = await ControlClient.connect(sock)
     for (const n of [0, 1, 100]) {
-      assert.deepEqual(await c.call('values.encoded', { n }), await c.call('values', { n }))
-      assert.deepEqual(await c.call('values.encoded', { n }), VALUES.slice(0, n))
+      assert.deepEqual(await c.request('values.encoded', { n }), await c.request('values', { n }))
+      assert.deepEqual(await c.request('values.encoded', { n }), VALUES.slice(0, n))
     }
     c.close()
   })
@@ -96,7 +96,7 @@ describe('control - socket server', () => {
   it('pre-encoded pages of a stream arrive as the events, in order, then the stream ends', async () => {
     const c = await ControlClient.connect(sock)
     const seen: unknown[] = []
-    await c.stream('pages.encoded', { pages: 10 }, (e) => seen.push(e))
+    await c.requestStream('pages.encoded', { pages: 10 }, (e) => seen.push(e))
     assert.deepEqual(seen, VALUES)
     c.close()
   })
@@ -114,7 +114,7 @@ describe('control - socket server', () => {
 
   it('a reply of megabytes (a line across many socket reads) arrives whole', async () => {
     const c = await ControlClient.connect(sock)
-    const text = await c.call<string>('big', { kb: 8 * 1024 })
+    const text = await c.request<string>('big', { kb: 8 * 1024 })
     assert.equal(text.length, 8 * 1024 * 512)
     assert.ok([...new Set(text)].join('') === 'é')
     c.close()

@@ -14,7 +14,7 @@ interface LanDaemon { home: string, sock: string, peerId: string, addr: string }
 
 async function call<T> (d: LanDaemon, method: string, params: object = {}): Promise<T> {
   const c = await ControlClient.connect(d.sock)
-  try { return await c.call<T>(method, params) } finally { c.close() }
+  try { return await c.request<T>(method, params) } finally { c.close() }
 }
 
 async function startIn (lan: Lan, i: number): Promise<LanDaemon> {

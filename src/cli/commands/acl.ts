@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, parseDuration, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { callDaemon, queryDaemon } from '../../control/connect.js'
+import type { Signal, Zone } from '../../packet/types.js'
 import { printJson, printLine } from '../output.js'
 
 function csv (v: string | undefined, upper: boolean): string[] | undefined {
@@ -41,12 +42,13 @@ host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md
     if (expires !== undefined && parseDuration(expires) <= 0) throw new InvalidArgumentError(`--expires must be longer than 0 (e.g. 30m, 7d); got "${expires}"`)
     if (bool(args, 'host')) return await hostGrant(args, home, expires)
     if (str(args, 'cmd') !== undefined) throw new InvalidArgumentError('--cmd is only for host grants (--host); node grants allow sending')
+    // the daemon checks the signal and zone names (and words the error)
     const r = await callDaemon(home, 'grant', {
       as: need(args, 'as', grant.usage),
       to: need(args, 'to', grant.usage),
       sub: str(args, 'sub'),
-      signals: csv(str(args, 'signals'), true),
-      zones: csv(str(args, 'zones'), false),
+      signals: csv(str(args, 'signals'), true) as Signal[] | undefined,
+      zones: csv(str(args, 'zones'), false) as Zone[] | undefined,
       expires_ms: expires === undefined ? undefined : parseDuration(expires),
       delegate: str(args, 'delegate')
     })
@@ -80,7 +82,7 @@ export const grants: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, grants.usage)
-    const r = await queryDaemon(home, 'grants', {}) as { held: Array<Record<string, unknown>>, issued: Array<Record<string, unknown>> }
+    const r = await queryDaemon(home, 'grants', {})
     if (bool(args, 'json')) { printJson(r); return 0 }
     for (const [kind, list] of [['held', r.held], ['issued', r.issued]] as const) {
       for (const g of list) printLine(`${kind.padEnd(6)} ${String(g.token_id)} ${String(g.audience)} -> ${String(g.subject)} signals ${JSON.stringify(g.signals)} until ${String(g.expires)}${g.revoked === true ? ' REVOKED' : ''}`)

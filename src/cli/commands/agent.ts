@@ -5,7 +5,8 @@ import { homePaths } from '../../control/paths.js'
 import { InvalidArgumentError } from '../../util/errors.js'
 import { bool, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../../control/connect.js'
+import { callDaemon } from '../../control/connect.js'
+import type { AgentRow } from '../../control/wire.js'
 import { printJson, printLine, printLineAsync } from '../output.js'
 
 const USAGE = `amesh agent start SPEC [--parent NODE] [--name NAME] [--json]
@@ -14,21 +15,14 @@ const USAGE = `amesh agent start SPEC [--parent NODE] [--name NAME] [--json]
        amesh agent logs NAME [--follow]
        amesh agent heartbeat [NAME]`
 
-async function call<T> (home: string, methodName: string, params: object): Promise<T> {
-  const client = await connectOrStart(home)
-  try {
-    return await client.call<T>(methodName, params)
-  } finally {
-    client.close()
-  }
-}
+const call = callDaemon
 
 function uptime (ms: number): string {
   const s = Math.floor(ms / 1000)
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${s % 60}s` : `${Math.floor(s / 3600)}h${Math.floor(s / 60) % 60}m`
 }
 
-function row (a: Record<string, unknown>): string {
+function row (a: AgentRow): string {
   const pid = a.pid === null || a.pid === undefined ? '-' : String(a.pid)
   const parent = a.parent === null || a.parent === undefined ? '-' : String(a.parent)
   const where = a.state === 'remote' ? `  on ${String(a.host)}` : ''
@@ -39,7 +33,7 @@ async function start (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 2, USAGE)
   // inside a managed node or a session, the caller is the parent
   const parent = str(args, 'parent') ?? (process.env.AMESH_NODE !== undefined && process.env.AMESH_NODE !== '' ? process.env.AMESH_NODE : undefined)
-  const r = await call<Record<string, unknown>>(home, 'agent.start', { path: resolve(args.positionals[1]), name: str(args, 'name'), parent })
+  const r = await call(home, 'agent.start', { path: resolve(args.positionals[1]), name: str(args, 'name'), parent })
   if (bool(args, 'json')) printJson(r)
   else printLine(`started ${String(r.name)} (${String(r.id)})${r.state === 'remote' ? ` on host ${String(r.host)}` : ` pid ${String(r.pid)}`}${r.parent !== null && r.parent !== undefined ? `, parent ${String(r.parent)}` : ''}`)
   return 0
@@ -47,7 +41,7 @@ async function start (args: Parsed, home: string): Promise<number> {
 
 async function stop (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 2, USAGE)
-  const r = await call<Record<string, unknown>>(home, 'agent.stop', { name: args.positionals[1] })
+  const r = await call(home, 'agent.stop', { name: args.positionals[1] })
   if (bool(args, 'json')) printJson(r)
   else printLine(`stopped ${String(r.name)}`)
   return 0
@@ -55,7 +49,7 @@ async function stop (args: Parsed, home: string): Promise<number> {
 
 async function ls (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 1, USAGE)
-  const list = await call<Array<Record<string, unknown>>>(home, 'agent.ls', {})
+  const list = await call(home, 'agent.ls', {})
   for (const a of list) printLine(bool(args, 'json') ? JSON.stringify(a) : row(a))
   return 0
 }
@@ -64,7 +58,7 @@ async function heartbeat (args: Parsed, home: string): Promise<number> {
   if (args.positionals.length > 2) throw new InvalidArgumentError(`unexpected argument "${args.positionals[2]}"; usage: ${USAGE}`)
   const name = args.positionals[1] ?? process.env.AMESH_NODE
   if (name === undefined || name === '') throw new InvalidArgumentError('agent heartbeat needs NAME (or AMESH_NODE set)')
-  const r = await call<Record<string, unknown>>(home, 'agent.heartbeat', { name })
+  const r = await call(home, 'agent.heartbeat', { name })
   if (bool(args, 'json')) printJson(r)
   return 0
 }

@@ -6,7 +6,6 @@ import type { Command } from '../command.js'
 import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
-interface NodeRow { name: string, id: string, kind: string, host: string, local: boolean, parent?: string }
 
 export const down: Command = {
   name: 'down',
@@ -23,7 +22,7 @@ export const down: Command = {
       if (err instanceof DaemonNotRunningError) { printLine(`amesh is not running for ${home}`); return 0 }
       throw err
     }
-    const status = await client.call<{ pid: number }>('status')
+    const status = await client.call('status')
     await client.call('shutdown')
     client.close()
     await waitExit(status.pid)
@@ -50,7 +49,7 @@ export const status: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
-    const s = await queryDaemon<Record<string, unknown> & { nodes: Array<{ name: string, id: string, inbox: { last: number, cursor: number, unacked: number } }>, outbox: { queued: number, dead: number } }>(home, 'status')
+    const s = await queryDaemon(home, 'status')
     if (bool(args, 'json')) { printJson(s); return 0 }
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
@@ -68,7 +67,7 @@ export const id: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, id.usage)
-    const r = await queryDaemon<{ peerId: string, addrs: string[] }>(home, 'id')
+    const r = await queryDaemon(home, 'id')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\n${r.addrs.join('\n')}`)
     return 0
@@ -83,7 +82,7 @@ export const nodes: Command = {
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
-    const rows = await queryDaemon<NodeRow[]>(home, 'nodes')
+    const rows = await queryDaemon(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
@@ -98,13 +97,12 @@ const NODE_USAGE = `amesh node add NAME [--parent NODE] [--json]
 
 async function nodeAdd (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 2, NODE_USAGE)
-  const r = await callDaemon<{ id: string, name: string, parent?: string, depth: number }>(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
+  const r = await callDaemon(home, 'node.add', { name: args.positionals[1], parent: str(args, 'parent') })
   if (bool(args, 'json')) printJson(r)
   else printLine(`${r.name} ${r.id}${r.parent !== undefined ? ` (child of ${r.parent}, depth ${r.depth})` : ''}`)
   return 0
 }
 
-interface LocalNodeRow { name: string, id: string, kind: string, parent: string | null, created: number, last_received: number | null, unread: number }
 
 function when (ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString()
@@ -112,7 +110,7 @@ function when (ms: number | null): string {
 
 async function nodeLs (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 1, NODE_USAGE)
-  const rows = await queryDaemon<LocalNodeRow[]>(home, 'node.list')
+  const rows = await queryDaemon(home, 'node.list')
   for (const r of rows) {
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.name.padEnd(16)} ${r.kind.padEnd(8)} parent ${(r.parent ?? '-').padEnd(12)} created ${when(r.created)}  last received ${when(r.last_received)}  unread ${r.unread}  ${r.id}`)
@@ -122,7 +120,7 @@ async function nodeLs (args: Parsed, home: string): Promise<number> {
 
 async function nodeRm (args: Parsed, home: string): Promise<number> {
   needPositionals(args, 2, NODE_USAGE)
-  const r = await callDaemon<{ removed: string, id: string, inbox_entries: number }>(home, 'node.rm', { name: args.positionals[1], force: bool(args, 'force') ? true : undefined })
+  const r = await callDaemon(home, 'node.rm', { name: args.positionals[1], force: bool(args, 'force') ? true : undefined })
   if (bool(args, 'json')) printJson(r)
   else printLine(`removed ${r.removed} (${r.id}): its key, cursor and ${r.inbox_entries} inbox entries`)
   return 0
@@ -178,7 +176,7 @@ export const ack: Command = {
     needPositionals(args, 2, ack.usage)
     const seq = Number(args.positionals[1])
     if (!Number.isSafeInteger(seq) || seq < 0) throw new InvalidArgumentError('SEQ must be a non-negative integer')
-    const r = await callDaemon<{ cursor: number }>(home, 'ack', { node: args.positionals[0], seq })
+    const r = await callDaemon(home, 'ack', { node: args.positionals[0], seq })
     if (bool(args, 'json')) printJson(r)
     else printLine(`cursor ${r.cursor}`)
     return 0

@@ -50,7 +50,7 @@ says so and exits 3.`,
         await followInbox(client, node, after, json, bool(args, 'ack'))
         return 0
       }
-      const entries = await client.call<RenderedPacket[]>('inbox.read', { node, after, limit: int(args, 'limit') })
+      const entries = await client.call('inbox.read', { node, after, limit: int(args, 'limit') })
       for (const p of entries) await show(p, json)
       if (bool(args, 'ack') && entries.length > 0) await client.call('ack', { node, seq: entries[entries.length - 1].seq })
       return 0
@@ -71,11 +71,11 @@ export const outbox: Command = {
     const client = await connectRunning(home)
     try {
       if (!bool(args, 'dead')) {
-        const s = await client.call<{ outbox: unknown }>('status')
+        const s = await client.call('status')
         await printLineAsync(JSON.stringify(s.outbox))
         return 0
       }
-      const dead = await client.call<Array<Record<string, unknown>>>('outbox.dead', { limit: int(args, 'limit') })
+      const dead = await client.call('outbox.dead', { limit: int(args, 'limit') })
       for (const d of dead) await printLineAsync(bool(args, 'json') ? JSON.stringify(d) : `${String(d.packetId)} to ${String(d.to_name)}: ${String(d.code)} ${String(d.reason)}`)
       return 0
     } finally {

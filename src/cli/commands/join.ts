@@ -1,11 +1,10 @@
 import { ControlClient } from '../../control/client.js'
-import { INFO_NOT_RUNNING_EXIT, parseSshTarget, type RemoteInfo } from '../../discovery/ssh.js'
-import type { TunnelStatus } from '../../discovery/tunnels.js'
+import { INFO_NOT_RUNNING_EXIT, parseSshTarget } from '../../discovery/ssh.js'
 import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, list, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
-import { connectOrStart } from '../../control/connect.js'
+import { callDaemon, connectOrStart } from '../../control/connect.js'
 import { checkPeerAddr } from '../../control/peer-addr.js'
 import { printJson, printLine } from '../output.js'
 
@@ -28,7 +27,7 @@ async function info (args: Parsed, home: string): Promise<number> {
     return INFO_NOT_RUNNING_EXIT
   }
   try {
-    const r = await client.call<RemoteInfo>('discovery.info')
+    const r = await client.call('discovery.info')
     if (bool(args, 'json')) printJson(r)
     else printLine(`${r.peerId}\ntunnel target ${r.tunnelTarget.host}:${r.tunnelTarget.port}\n${r.addrs.join('\n')}`)
     return 0
@@ -51,7 +50,7 @@ async function viaSsh (args: Parsed, home: string, target: string): Promise<numb
   }
   const client = await connectOrStart(home)
   try {
-    const r = await client.call<TunnelStatus>('join.ssh', params)
+    const r = await client.call('join.ssh', params)
     if (bool(args, 'json')) printJson(r)
     else printLine(`joined ${r.peerId ?? '?'} through ssh ${target} (local port ${r.localPort ?? '?'})`)
     return 0
@@ -62,21 +61,14 @@ async function viaSsh (args: Parsed, home: string, target: string): Promise<numb
 
 async function forgetPeer (args: Parsed, home: string, addr: string): Promise<number> {
   needPositionals(args, 0, USAGE)
-  const r = await simple(home, 'join.forget', { addr }) as { forgotten: boolean }
+  const r = await callDaemon(home, 'join.forget', { addr })
   if (bool(args, 'json')) printJson(r)
   else if (r.forgotten) printLine(`forgot ${addr}: it is no longer dialled at start (a connection open now stays until it drops)`)
   else process.stderr.write(`amesh join: ${addr} is not a remembered peer (\`amesh peers\` lists them)\n`)
   return r.forgotten ? 0 : 1
 }
 
-async function simple (home: string, method: string, params: object): Promise<unknown> {
-  const client = await connectOrStart(home)
-  try {
-    return await client.call(method, params)
-  } finally {
-    client.close()
-  }
-}
+const simple = callDaemon
 
 export const join: Command = {
   name: 'join',
@@ -122,7 +114,7 @@ reaches back over the same connection.
     if (ssh !== undefined) return await viaSsh(args, home, ssh)
     if (bool(args, 'tunnels')) {
       needPositionals(args, 0, USAGE)
-      const rows = await simple(home, 'join.tunnels', {}) as TunnelStatus[]
+      const rows = await simple(home, 'join.tunnels', {})
       for (const t of rows) {
         if (bool(args, 'json')) printJson(t)
         else printLine(`${t.target}  ${t.state}  peer ${t.peerId ?? '?'}  port ${t.localPort ?? '?'}  pid ${t.pid ?? '-'}  restarts ${t.restarts}${t.lastError !== undefined ? `  last error: ${t.lastError}` : ''}`)
@@ -132,7 +124,7 @@ reaches back over the same connection.
     const leave = str(args, 'leave')
     if (leave !== undefined) {
       needPositionals(args, 0, USAGE)
-      const r = await simple(home, 'join.leave', { target: leave }) as { removed: boolean }
+      const r = await simple(home, 'join.leave', { target: leave })
       if (bool(args, 'json')) printJson(r)
       else if (r.removed) printLine(`left ${leave}`)
       else process.stderr.write(`amesh join: no ssh tunnel ${leave} on this host (\`amesh join --tunnels\` lists them)\n`)
@@ -146,7 +138,7 @@ reaches back over the same connection.
     needPositionals(args, 1, USAGE)
     const anyPeer = bool(args, 'any-peer')
     checkPeerAddr(args.positionals[0], { anyPeer })
-    const r = await simple(home, 'join', { addr: args.positionals[0], any_peer: anyPeer ? true : undefined }) as { peerId: string }
+    const r = await simple(home, 'join', { addr: args.positionals[0], any_peer: anyPeer ? true : undefined })
     if (bool(args, 'json')) printJson(r)
     else printLine(`joined ${r.peerId}`)
     return 0

@@ -3,8 +3,6 @@ import type { Command } from '../command.js'
 import { queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
-interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number }
-interface Peers { connected: PeerRow[], remembered: string[], configured: string[] }
 
 export const peers: Command = {
   name: 'peers',
@@ -18,7 +16,7 @@ Never starts a daemon.`,
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, peers.usage)
-    const r = await queryDaemon<Peers>(home, 'peers')
+    const r = await queryDaemon(home, 'peers')
     if (bool(args, 'json')) { printJson(r); return 0 }
     for (const c of r.connected) printLine(`connected  ${c.peer}  ${c.direction}  ${c.relayed ? 'relayed' : 'direct'}  ${c.addrs.join(' ')}`)
     for (const a of r.remembered) printLine(`remembered ${a}`)

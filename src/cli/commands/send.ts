@@ -1,4 +1,5 @@
 import type { ControlClient } from '../../control/client.js'
+import type { ResultOf } from '../../control/methods.js'
 import { SIGNAL_RULES } from '../../packet/rules.js'
 import type { PayloadField, Signal } from '../../packet/types.js'
 import { SIGNALS } from '../../packet/types.js'
@@ -57,7 +58,7 @@ async function sendStdin (client: ControlClient, base: Record<string, unknown>, 
   for await (const line of strictLines(process.stdin)) {
     if (line === '') continue
     try {
-      printJson(await client.call('send', withText(base, payload, line)))
+      printJson(await client.request('send', withText(base, payload, line)))
     } catch (err) {
       failures++
       printJson({ error: { code: errorCode(err), message: errorMessage(err) } })
@@ -96,7 +97,7 @@ refused unless --allow-empty.
     const client = await connectOrStart(home)
     try {
       if (text === '-') return await sendStdin(client, base, payload)
-      const r = await client.call<{ id: string, state: string }>('send', withText(base, payload, checkArgText(text, bool(args, 'allow-empty'))))
+      const r = await client.request<ResultOf<'send'>>('send', withText(base, payload, checkArgText(text, bool(args, 'allow-empty'))))
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.id} ${r.state}`)
       return 0

@@ -39,7 +39,7 @@ export async function runningDaemonPid (home: string): Promise<number | undefine
   try {
     const client = await ControlClient.connect(homePaths(home).socket)
     try {
-      return (await client.call<{ pid: number }>('status')).pid
+      return (await client.call('status')).pid
     } finally {
       client.close()
     }

@@ -53,8 +53,8 @@ async function detach (args: Parsed, home: string): Promise<number> {
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })
   const client = await waitForDaemon(home, () => exitCode)
-  const { pid } = await client.call<{ pid: number }>('status')
-  const id = await client.call<{ peerId: string, addrs: string[] }>('id')
+  const { pid } = await client.call('status')
+  const id = await client.call('id')
   client.close()
   // another `up` won a race for this home: ours fails on the lock; report the winner
   if (pid !== child.pid) throw new AlreadyRunningError(home, pid)

@@ -20,7 +20,7 @@ sent to its approver) with "${behavior}": a reply to the ESCALATE, from the appr
       if (!/^[a-z]{1,32}$/.test(requestId)) throw new InvalidArgumentError(`invalid request id "${args.positionals[0]}": it is letters a-z`)
       const client = await connectOrStart(home)
       try {
-        const r = await client.call<{ id: string, state: string, as: string, to: string }>('mcp.verdict', { as: str(args, 'as'), request_id: requestId, behavior })
+        const r = await client.call('permission.verdict', { as: str(args, 'as'), request_id: requestId, behavior })
         if (bool(args, 'json')) printJson(r)
         else printLine(`${behavior} ${requestId}: sent as ${r.as} to ${r.to} (${r.id} ${r.state})`)
         return 0

@@ -1,0 +1,171 @@
+// One control connection, bounded in bytes as well as in requests: requests
+// wait (and the socket is not read) while the connection's unsent output is
+// over OUTPUT_LIMIT; a paged reply is rendered one page at a time, each after
+// the previous one drained; a client that stops reading is disconnected once
+// a reply to it stalls for `stallMs` or its output passes `hardOutputBytes`.
+// A stream (inbox.follow) already runs at the client's pace and holds no more
+// than a page: a consumer that pauses it is not dropped for that.
+import type { Socket } from 'node:net'
+import type { Logger } from '../util/log.js'
+import { SECOND } from '../util/time.js'
+
+const MiB = 1024 * 1024
+
+export interface ConnectionLimits {
+  /** requests of one connection in progress before the daemon stops reading it */
+  maxPending: number
+  /** unsent output bytes past which no further request of the connection starts */
+  outputBytes: number
+  /** unsent output bytes past which the connection is dropped */
+  hardOutputBytes: number
+  /** ms the output may wait for the client to read before the connection is dropped */
+  stallMs: number
+}
+
+export const CONTROL_LIMITS: ConnectionLimits = {
+  maxPending: 1024,
+  outputBytes: 4 * MiB,
+  hardOutputBytes: 32 * MiB,
+  stallMs: 60 * SECOND
+}
+
+/** The control client went away (or was dropped) while a reply was written. */
+export class ClientGoneError extends Error {
+  constructor () {
+    super('control client went away')
+    this.name = 'ClientGoneError'
+  }
+}
+
+export class Connection {
+  readonly abort = new AbortController()
+  private pending = 0
+  private readonly waiting: string[] = []
+  /** a reply written over several writes (one line): other writes wait for it */
+  private exclusive?: Promise<void>
+  private stall?: NodeJS.Timeout
+
+  constructor (
+    readonly socket: Socket,
+    private readonly limits: ConnectionLimits,
+    private readonly log: Logger,
+    private readonly run: (line: string) => Promise<void>
+  ) {
+    socket.on('drain', () => { this.clearStall(); this.pump() })
+    socket.on('close', () => { this.clearStall(); this.abort.abort(); this.waiting.length = 0 })
+  }
+
+  /** A request line arrived: run it now, or once the connection has room. */
+  request (line: string): void {
+    this.waiting.push(line)
+    this.pump()
+  }
+
+  private congested (): boolean {
+    return this.socket.writableLength >= this.limits.outputBytes
+  }
+
+  private pump (): void {
+    while (this.waiting.length > 0 && this.pending < this.limits.maxPending && !this.congested() && !this.socket.destroyed) {
+      const line = this.waiting.shift() as string
+      this.pending++
+      void this.run(line).finally(() => { this.pending--; this.pump() })
+    }
+    const hold = this.waiting.length > 0 || this.pending >= this.limits.maxPending || this.congested()
+    if (hold && !this.socket.isPaused()) this.socket.pause()
+    // resume with room for half the requests again (not one by one)
+    else if (!hold && this.socket.isPaused() && this.pending < this.limits.maxPending / 2) this.socket.resume()
+  }
+
+  /** Write whole reply lines (`stream`: event lines); resolves when the socket has room again. */
+  async write (data: string | Uint8Array | undefined, stream = false): Promise<void> {
+    while (this.exclusive !== undefined) await this.exclusive
+    await this.put(data, stream)
+  }
+
+  /**
+   * Write one reply made of parts (`produce` calls `put` for each): no other
+   * write goes between them. Nothing is produced once the client has gone.
+   */
+  async whole (produce: (put: (data: string | Uint8Array) => Promise<void>) => Promise<void>): Promise<void> {
+    while (this.exclusive !== undefined) await this.exclusive
+    if (this.socket.destroyed) throw new ClientGoneError()
+    let release = (): void => {}
+    this.exclusive = new Promise<void>((resolve) => { release = resolve })
+    try {
+      await produce(async (data) => { await this.put(data) })
+    } catch (err) {
+      // part of a line is out: the stream cannot carry another reply
+      if (!(err instanceof ClientGoneError)) { this.log(`control: a reply failed half-written, connection closed: ${String(err)}`); this.socket.destroy() }
+      throw err
+    } finally {
+      this.exclusive = undefined
+      release()
+    }
+  }
+
+  private async put (data: string | Uint8Array | undefined, stream = false): Promise<void> {
+    const socket = this.socket
+    if (socket.destroyed) throw new ClientGoneError()
+    if (data === undefined) return
+    // (one reply larger than the bound may go out alone, to a client that reads)
+    if (socket.writableLength > 0 && socket.writableLength + data.length > this.limits.hardOutputBytes) {
+      this.drop(`${socket.writableLength} bytes of replies unread`)
+      throw new ClientGoneError()
+    }
+    coalesce(socket)
+    if (socket.write(data)) return
+    if (!stream) this.watchStall()
+    await new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => { socket.off('close', onClose); resolve() }
+      const onClose = (): void => { socket.off('drain', onDrain); reject(new ClientGoneError()) }
+      socket.once('drain', onDrain)
+      socket.once('close', onClose)
+    })
+  }
+
+  private watchStall (): void {
+    if (this.stall !== undefined) return
+    this.stall = setTimeout(() => {
+      this.stall = undefined
+      this.drop(`no read for ${this.limits.stallMs} ms with ${this.socket.writableLength} bytes of replies unread`)
+    }, this.limits.stallMs)
+    this.stall.unref()
+  }
+
+  private clearStall (): void {
+    if (this.stall !== undefined) clearTimeout(this.stall)
+    this.stall = undefined
+  }
+
+  private drop (why: string): void {
+    if (this.socket.destroyed) return
+    this.log(`control: client dropped: ${why}`)
+    this.socket.destroy()
+  }
+}
+
+/** sockets written to in this turn of the event loop */
+const writtenThisTurn = new WeakSet<Socket>()
+
+/**
+ * Replies written in the same turn (a durability batch completes hundreds of
+ * sends at once) leave in one writev instead of one syscall each. The first
+ * write of a turn goes out at once (a lone reply or event waits for nothing);
+ * later ones cork the socket, and it is uncorked once the turn's callbacks
+ * and microtasks have run, before any I/O.
+ */
+function coalesce (socket: Socket): void {
+  if (socket.writableCorked > 0) return
+  if (!writtenThisTurn.has(socket)) {
+    writtenThisTurn.add(socket)
+    process.nextTick(endTurn, socket)
+    return
+  }
+  socket.cork()
+}
+
+function endTurn (socket: Socket): void {
+  writtenThisTurn.delete(socket)
+  if (socket.writableCorked > 0) socket.uncork()
+}

@@ -1,0 +1,164 @@
+// The control contract: every method the daemon answers on its socket, with
+// its parameter schema and its result type. The client's `call` takes its
+// types from here; the daemon's table (src/host/api*.ts) is built from the
+// same entries (src/control/server.ts `implement`), so a method, its params
+// and its result are declared once for both sides.
+import { z, type ZodType } from 'zod'
+import { SIGNALS, ZONES } from '../packet/types.js'
+import { PERMISSION_VERDICT_METHOD, permissionVerdictSchema } from './permission.js'
+import { checkSendParams, sendSchema } from './send-params.js'
+import type {
+  AgentRow, GrantView, JsonObject, LocalNodeRow, NodeInfo, NodeRow, PeersResult, ReachableRow, RemoteInfo, RenderedPacket, ResolvedNode,
+  SendResult, StatusResult, TunnelStatus, VerdictResult
+} from './wire.js'
+
+const name = z.string().min(1).max(256)
+const seq = z.number().int().min(0)
+const none = z.object({}).strict()
+const word = z.string().min(1).max(4096)
+
+const sshJoinSchema = z.object({
+  destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
+  port: z.number().int().min(1).max(65535).optional(),
+  identity: word.optional(),
+  config: word.optional(),
+  options: z.array(word.regex(/^[^-]/, 'an ssh -o option may not start with "-"')).max(64).optional(),
+  remoteAmesh: word.optional(),
+  remoteHome: word.optional()
+}).strict()
+
+/** A method's parameters: the schema (the reference, and the wording of errors) and an optional fast check. */
+export interface MethodSpec<P = unknown> {
+  params: ZodType<P, z.ZodTypeDef, unknown>
+  /** the parsed params when certainly valid (what `params.parse` gives), else undefined */
+  fast?: (raw: unknown) => P | undefined
+}
+
+/** Every control method and its parameters. */
+export const METHODS = {
+  status: { params: none },
+  id: { params: none },
+  nodes: { params: none },
+  'node.add': { params: z.object({ name, parent: name.optional() }).strict() },
+  'node.ensure': { params: z.object({ name }).strict() },
+  /** a name or id resolved to {id, name, local} (cards, card exchange, DHT) */
+  'node.resolve': { params: z.object({ target: name }).strict() },
+  /** the cards known here, each with whether `as` may message it */
+  'nodes.reachable': { params: z.object({ as: name }).strict() },
+  send: { params: sendSchema, fast: checkSendParams },
+  'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict() },
+  'inbox.follow': { params: z.object({ node: name, after: seq.optional() }).strict() },
+  /** the node's most recent packets (acked or not), oldest first */
+  'inbox.recent': { params: z.object({ node: name, limit: z.number().int().min(1).max(1000).optional() }).strict() },
+  /** one packet of the node's retained inbox, by message id */
+  'inbox.get': { params: z.object({ node: name, id: z.string().min(1).max(256) }).strict() },
+  ack: { params: z.object({ node: name, seq }).strict() },
+  card: { params: z.object({ target: name }).strict() },
+  /** dial a peer address now and remember it; it must end in /p2p/<id> unless any_peer */
+  join: { params: z.object({ addr: z.string().min(1).max(4096), any_peer: z.boolean().optional() }).strict() },
+  /** forget a remembered peer address (no more dials at start) */
+  'join.forget': { params: z.object({ addr: z.string().min(1).max(4096) }).strict() },
+  /** connected peers (direct or relayed), remembered and configured peer addresses */
+  peers: { params: none },
+  /** this host's nodes: kind, parent, created, last received, unread */
+  'node.list': { params: none },
+  /** remove a node: key, inbox, cursor (refused for a running managed node, a parent, unread without force) */
+  'node.rm': { params: z.object({ name, force: z.boolean().optional() }).strict() },
+  'outbox.dead': { params: z.object({ limit: z.number().int().min(1).max(100_000).optional() }).strict() },
+  shutdown: { params: none },
+  grant: {
+    params: z.object({
+      as: name,
+      to: name,
+      sub: name.optional(),
+      signals: z.array(z.enum(SIGNALS)).optional(),
+      zones: z.array(z.enum(ZONES)).optional(),
+      expires_ms: z.number().int().positive().optional(),
+      delegate: z.string().min(1).optional()
+    }).strict()
+  },
+  revoke: { params: z.object({ as: name, token_id: z.string().min(1) }).strict() },
+  grants: { params: none },
+  block: { params: z.object({ as: name, sender: name, on: z.boolean() }).strict() },
+  'profile.set': { params: z.object({ as: name, profile: z.record(z.unknown()) }).strict() },
+  [PERMISSION_VERDICT_METHOD]: { params: permissionVerdictSchema },
+  'discovery.info': { params: none },
+  'discovery.lookup': { params: z.object({ target: z.string().min(1).max(256) }).strict() },
+  'discovery.publish': { params: none },
+  'join.ssh': { params: sshJoinSchema },
+  'join.tunnels': { params: none },
+  'join.leave': { params: z.object({ target: z.string().min(1).max(1024) }).strict() },
+  'agent.start': { params: z.object({ path: z.string().min(1).max(4096), name: name.optional(), parent: name.optional() }).strict() },
+  'agent.stop': { params: z.object({ name }).strict() },
+  'agent.ls': { params: none },
+  'agent.heartbeat': { params: z.object({ name }).strict() },
+  'agent.host-grant': { params: z.object({ to: name, cmd: z.string().min(1).max(256), expires_ms: z.number().int().positive().optional() }).strict() }
+} as const satisfies Record<string, MethodSpec>
+
+export type MethodName = keyof typeof METHODS
+
+/** What each method returns (a stream method: void; its events are in StreamEvents). */
+export interface MethodResults {
+  status: StatusResult
+  id: { peerId: string, addrs: string[] }
+  nodes: NodeRow[]
+  'node.add': NodeInfo & { depth: number }
+  'node.ensure': NodeInfo
+  'node.resolve': ResolvedNode
+  'nodes.reachable': ReachableRow[]
+  send: SendResult
+  'inbox.read': RenderedPacket[]
+  'inbox.follow': void
+  'inbox.recent': RenderedPacket[]
+  'inbox.get': RenderedPacket
+  ack: { cursor: number }
+  card: object
+  join: { peerId: string }
+  'join.forget': { forgotten: boolean }
+  peers: PeersResult
+  'node.list': LocalNodeRow[]
+  'node.rm': { removed: string, id: string, inbox_entries: number }
+  'outbox.dead': JsonObject[]
+  shutdown: { stopping: true }
+  grant: GrantView & { handed: boolean, expires_clamped?: string }
+  revoke: { token: string, revoker: string }
+  grants: { held: GrantView[], issued: GrantView[] }
+  block: { node: string, sender: string, blocked: boolean }
+  'profile.set': object
+  [PERMISSION_VERDICT_METHOD]: VerdictResult
+  'discovery.info': RemoteInfo
+  'discovery.lookup': object[]
+  'discovery.publish': { published: number }
+  'join.ssh': TunnelStatus
+  'join.tunnels': TunnelStatus[]
+  'join.leave': { removed: boolean }
+  'agent.start': AgentRow
+  'agent.stop': AgentRow
+  'agent.ls': AgentRow[]
+  'agent.heartbeat': { name: string, state: string }
+  'agent.host-grant': JsonObject & { token_id: string, handed: boolean }
+}
+
+/** The events of each stream method. */
+export interface StreamEvents {
+  'inbox.follow': RenderedPacket
+}
+
+export type StreamName = keyof StreamEvents
+export type CallName = Exclude<MethodName, StreamName>
+/** The params a client passes (before defaults and parsing). */
+export type ParamsOf<K extends MethodName> = z.input<(typeof METHODS)[K]['params']>
+/** The params a handler receives (parsed). */
+export type ParsedParams<K extends MethodName> = z.output<(typeof METHODS)[K]['params']>
+export type ResultOf<K extends MethodName> = MethodResults[K]
+export type EventOf<K extends StreamName> = StreamEvents[K]
+
+/** Whether a method of this name exists (own entries only: `constructor`, `__proto__`, … are not methods). */
+export function isMethodName (name: string): name is MethodName {
+  return Object.hasOwn(METHODS, name)
+}
+
+// every method has a result type and every result type a method
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const contractComplete: Exact<keyof MethodResults, MethodName> = true
+void contractComplete

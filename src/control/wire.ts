@@ -1,0 +1,110 @@
+// The wire types of the control socket: what the daemon's methods return and
+// stream, as the JSON a face receives. The daemon's implementations are
+// checked against them (src/control/methods.ts); nothing here imports it.
+export type { RenderedPacket } from '../packet/render.js'
+
+/** Any JSON object (a result whose fields a face only prints). */
+export type JsonObject = Record<string, unknown>
+
+/** A managed node as `agent.start|stop|ls` show it. */
+export interface AgentRow { name: string, id: string, host: string, parent: string | null, state: string, pid?: number | null, restarts?: number, uptime_ms?: number }
+
+/** One node, local or known from a card (`nodes`). */
+export interface NodeRow {
+  name: string
+  id: string
+  kind: string
+  host: string
+  local: boolean
+  parent?: string
+}
+
+/** A node row with whether the asking node may message it (`nodes.reachable`). */
+export type ReachableRow = NodeRow & { may_message: boolean, reason?: string }
+
+/** A local node's inbox counters. */
+export interface InboxInfo { last: number, cursor: number, unacked: number }
+
+export interface NodeStatus {
+  name: string
+  id: string
+  kind: string
+  parent?: string
+  inbox: InboxInfo
+}
+
+/** The `status` result. */
+export interface StatusResult {
+  pid: number
+  peerId: string
+  addrs: string[]
+  home: string
+  nodes: NodeStatus[]
+  peers: string[]
+  outbox: { queued: number, dead: number, by_destination: Record<string, number> }
+  memory: Record<string, number>
+  [key: string]: unknown
+}
+
+/** The result of a `send` (and of a permission verdict's send). */
+export interface SendResult { id: string, state: 'queued' | 'delivered', seq?: number }
+
+/** A node just created or looked up (`node.add`, `node.ensure`). */
+export interface NodeInfo { id: string, name: string, parent?: string, depth?: number }
+
+/** A name or id resolved to a node (`node.resolve`). */
+export interface ResolvedNode { id: string, name: string, local: boolean }
+
+/** The answer to a relayed permission request (`permission.verdict`). */
+export type VerdictResult = SendResult & { as: string, to: string, to_id: string, request_id: string, behavior: 'allow' | 'deny' }
+
+/** This host as seen from itself (`discovery.info`; read over ssh by a joining host). */
+export interface RemoteInfo {
+  peerId: string
+  addrs: string[]
+  /** where the amesh accepts connections, as seen from its own host */
+  tunnelTarget: { host: string, port: number }
+}
+
+/** One supervised ssh tunnel (`join.ssh`, `join.tunnels`). */
+export interface TunnelStatus {
+  target: string
+  state: string
+  peerId?: string
+  localPort?: number
+  pid?: number
+  restarts: number
+  lastError?: string
+}
+
+/** A grant as listed (`grant`, `grants`). */
+export interface GrantView {
+  token_id: string
+  issuer: string
+  issuer_id: string
+  audience: string
+  audience_id: string
+  subject: string
+  subject_id: string
+  signals: readonly string[] | 'any'
+  zones: readonly string[] | 'any'
+  expires: string
+  chain_length: number
+  revoked: boolean
+}
+
+/** `node.list`: one of this host's nodes. */
+export interface LocalNodeRow {
+  name: string
+  id: string
+  kind: string
+  parent: string | null
+  created: number
+  last_received: number | null
+  unread: number
+}
+
+/** `peers`: one connected peer host (its connections' remote addresses). */
+export interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number }
+
+export interface PeersResult { connected: PeerRow[], remembered: string[], configured: string[] }

@@ -1,0 +1,173 @@
+// The control socket against a client that does not read: bounded in bytes,
+// not only in requests. And method lookup by own name only.
+import { strict as assert } from 'node:assert'
+import { readFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { z } from 'zod'
+import type { ControlClient } from '../../src/control/client.js'
+import { ControlServer, EncodedArray, method, PagedArray } from '../../src/control/server.js'
+import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
+
+const MiB = 1024 * 1024
+/** 48 packets of 64 KiB: an inbox.read of them all renders ~3 MiB of JSON */
+const BODY = 'x'.repeat(64 * 1024)
+const STORED = 48
+const READS = 300
+
+/** The daemon's resident set, bytes (VmRSS of /proc/<pid>/status). */
+function rss (pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  if (m === null) throw new Error(`no VmRSS for pid ${pid}`)
+  return Number(m[1]) * 1024
+}
+
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/** Open a raw connection to the control socket that never reads what it gets. */
+async function deafClient (sock: string): Promise<Socket> {
+  const s = connect(sock)
+  await new Promise<void>((resolve, reject) => { s.once('connect', resolve); s.once('error', reject) })
+  s.pause()
+  s.on('error', () => {})
+  return s
+}
+
+describe('control - bounds', function () {
+  this.timeout(180_000)
+  let h: TestHost
+  let c: ControlClient
+
+  before(async () => {
+    h = await startHost()
+    c = await h.client()
+    await c.call('node.add', { name: 'bob' })
+    await c.call('node.add', { name: 'al', parent: 'bob' })
+    for (let i = 1; i <= STORED; i++) await c.call('send', { as: 'al', to: 'bob', text: `${i} ${BODY}` })
+  })
+  after(async () => { c?.close(); await h?.cleanup() })
+
+  it('a client pipelining 300 inbox.read without reading keeps the daemon under baseline + 64 MiB, and it returns near baseline once the client leaves', async () => {
+    // warm up the read path once, then take the baseline
+    const all = await c.call('inbox.read', { node: 'bob', after: 0 })
+    assert.equal(all.length, STORED)
+    await sleep(500)
+    const baseline = rss(h.pid)
+
+    const s = await deafClient(join(h.home, 'amesh.sock'))
+    const lines = Array.from({ length: READS }, (_, i) => JSON.stringify({ id: i + 1, method: 'inbox.read', params: { node: 'bob', after: 0 } }) + '\n')
+    s.write(lines.join(''))
+    // the daemon is stuck writing to a client that does not read; sample it meanwhile
+    let peak = 0
+    for (let i = 0; i < 30; i++) {
+      peak = Math.max(peak, rss(h.pid))
+      await sleep(100)
+    }
+    // the daemon still serves other clients
+    assert.equal((await c.call('inbox.read', { node: 'bob', after: STORED - 1 })).length, 1)
+    peak = Math.max(peak, rss(h.pid))
+    assert.ok(peak < baseline + 64 * MiB, `peak RSS ${peak} vs baseline ${baseline}: ${((peak - baseline) / MiB).toFixed(1)} MiB above`)
+
+    s.destroy()
+    const settled = await waitFor(async () => {
+      // some work on another connection, so the daemon collects garbage as it normally would
+      await c.call('status')
+      const now = rss(h.pid)
+      return now <= baseline + 10 * MiB ? now : undefined
+    }, 60_000, 'the daemon RSS to return near its baseline', 500)
+    assert.ok(settled <= baseline + 10 * MiB)
+    // and it keeps answering, also a fresh connection
+    const again = await h.client()
+    assert.equal((await again.call('inbox.read', { node: 'bob', after: 0 })).length, STORED)
+    again.close()
+  })
+
+  it('prototype names are no methods: each answers UNKNOWN_METHOD and the connection keeps serving', async () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__']
+    for (const name of names) {
+      await assert.rejects(c.request(name, {}), { code: 'UNKNOWN_METHOD', message: `unknown method: ${name}` }, name)
+    }
+    assert.equal((await c.call('nodes')).filter((n) => n.local).length, 2)
+  })
+})
+
+describe('control - a client that stops reading', function () {
+  this.timeout(60_000)
+  let dir: string
+  let server: ControlServer
+  let sock: string
+  const logged: string[] = []
+  let produced = 0
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ctl-'))
+    sock = join(dir, 's.sock')
+    const page = 'p'.repeat(256 * 1024)
+    server = new ControlServer(sock, {
+      // 64 pages of 256 KiB, each produced only when the previous one drained
+      pages: method({
+        params: z.object({}).strict(),
+        call: async () => new PagedArray(async function * () {
+          for (let i = 0; i < 64; i++) { produced++; yield new EncodedArray(1, (_k, out) => { out.json(page) }) }
+        })
+      }),
+      ping: method({ params: z.object({}).strict(), call: async () => 'pong' }),
+      flood: method({
+        params: z.object({}).strict(),
+        stream: async (_p, sink) => { for (let i = 0; i < 64; i++) await sink.emit({ i, page }) }
+      })
+    }, (line) => { logged.push(line) }, { stallMs: 300, outputBytes: 1024 * 1024 })
+    await server.start()
+  })
+  after(async () => {
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('is paused (its later requests wait, pages are not produced ahead) and then dropped with a log line', async () => {
+    const s = await deafClient(sock)
+    s.write(Array.from({ length: 50 }, (_, i) => JSON.stringify({ id: i + 1, method: 'pages', params: {} }) + '\n').join(''))
+    // (a paused client socket does not see its end: the daemon's log says it was dropped)
+    await waitFor(async () => logged.some((l) => l.startsWith('control: client dropped: no read for 300 ms')) ? true : undefined, 30_000, 'the drop log line')
+    s.destroy()
+    // only what fits the socket buffers was produced: not 50 replies of 64 pages
+    assert.ok(produced < 64, `${produced} pages produced`)
+  })
+
+  it('a client that reads gets every page of every reply, in order', async () => {
+    const s = connect(sock)
+    s.setEncoding('utf8')
+    let text = ''
+    s.on('data', (d: string) => { text += d })
+    s.write(Array.from({ length: 3 }, (_, i) => JSON.stringify({ id: i + 1, method: 'pages', params: {} }) + '\n').join('') + JSON.stringify({ id: 4, method: 'ping' }) + '\n')
+    await waitFor(async () => text.split('\n').length > 4 ? true : undefined, 30_000, 'four replies')
+    s.destroy()
+    const replies = text.trim().split('\n').map((l) => JSON.parse(l) as { id: number, result: unknown })
+    assert.deepEqual(replies.map((r) => r.id).sort(), [1, 2, 3, 4])
+    for (const r of replies.filter((x) => x.id !== 4)) {
+      assert.equal((r.result as string[]).length, 64)
+      assert.ok((r.result as string[]).every((p) => p.length === 256 * 1024))
+    }
+    assert.equal(replies.find((r) => r.id === 4)?.result, 'pong')
+  })
+
+  it('a stream whose consumer pauses past the stall bound is not dropped: resumed, it gets every event, then the end', async () => {
+    const before = logged.length
+    const s = connect(sock)
+    s.setEncoding('utf8')
+    let text = ''
+    s.on('data', (d: string) => { text += d })
+    await new Promise<void>((resolve) => s.once('connect', () => resolve()))
+    s.pause()
+    s.write(JSON.stringify({ id: 7, method: 'flood', params: {} }) + '\n')
+    await sleep(1500) // five times the stall bound
+    s.resume()
+    await waitFor(async () => text.includes('"end":true') ? true : undefined, 30_000, 'the end of the stream')
+    s.destroy()
+    const events = text.trim().split('\n').map((l) => JSON.parse(l) as { id: number, event?: { i: number } })
+    assert.deepEqual(events.filter((e) => e.event !== undefined).map((e) => e.event?.i), Array.from({ length: 64 }, (_, i) => i))
+    assert.deepEqual(logged.slice(before), [])
+  })
+})

@@ -1,5 +1,5 @@
 import { peerIdFromString } from '@libp2p/peer-id'
-import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
+import { checkDepthPolicy, decodeToken, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet, Signal, Zone } from '../packet/types.js'
 import type { LocalNode } from '../store/nodes.js'
@@ -10,7 +10,9 @@ import { checkReceive, checkSend, denialError, type ReceiveCache, type SendAllow
 import { DecisionCache } from './decision-cache.js'
 import { AclStore, type ChainRecord } from './acl-store.js'
 import { GrantExchange, type GrantBundle } from './grant-exchange.js'
-import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
+import { encodeLineagePath, lineagePathOf, localAncestors } from './lineage-path.js'
+import { RevocationIntake } from './revocation-intake.js'
+import { RevocationPolicy, type SpeaksFor } from './revocation-policy.js'
 
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
@@ -26,16 +28,31 @@ export class AclService {
   /** allow decisions memoised per (from, to, signal, zone[, sender name]) and proof; see decision-cache.ts */
   readonly sendCache: DecisionCache<SendAllow>
   readonly receiveCache: ReceiveCache
+  /** who may revoke, which revocations are kept (revocation-policy.ts) */
+  readonly revocations: RevocationPolicy
+  private readonly intake: RevocationIntake
 
   constructor (private readonly host: Host) {
     this.store = new AclStore(host.db, host.committer)
+    this.revocations = new RevocationPolicy(this.store, () => this.speaksFor())
+    this.intake = new RevocationIntake(this.store, this.revocations, host.log, async (peer) => { await host.libp2p.hangUp(peerIdFromString(peer)) })
     const lookup = (id: string): LocalNode | undefined => host.nodes.get(id)
     this.sendCache = new DecisionCache<SendAllow>(lookup)
     this.receiveCache = new DecisionCache<true>(lookup)
   }
 
+  /** A local ancestor speaks for its descendants (as in the send and receive decisions). */
+  private speaksFor (): SpeaksFor {
+    return speaksForFrom((id) => {
+      const node = this.host.nodes.get(id)
+      if (node === undefined) return []
+      try { return localAncestors(node.record) } catch { return [] }
+    })
+  }
+
   async start (): Promise<void> {
     await this.store.load()
+    await this.sweepRevocations()
     for (const node of this.host.nodes.list()) await this.applyConfiguredProfile(node)
     this.exchange = new GrantExchange(this.host.libp2p, {
       learn: async (bundle, from) => await this.learn(bundle, from),
@@ -44,14 +61,39 @@ export class AclService {
     await this.exchange.start()
   }
 
-  private async learn (bundle: GrantBundle, from: string): Promise<void> {
-    for (const bytes of bundle.revocations) {
-      try { await this.store.revoke(bytes) } catch (err) { this.host.log(`revocation from ${from} rejected: ${errorMessage(err)}`) }
+  /** Stored revocations that matter nowhere here (made-up tokens, stray signers) leave the store; they stay in memory, bounded. */
+  private async sweepRevocations (): Promise<void> {
+    let demoted = 0
+    for (const rev of this.store.durableRevocations()) {
+      const place = this.revocations.place(rev)
+      if (place === 'durable') { this.revocations.noteStored(rev); continue }
+      await this.store.demote(rev)
+      demoted++
     }
+    if (demoted > 0) this.host.log(`revocations: ${demoted} stored revocations apply to no chain here; dropped from the store`)
+  }
+
+  /** Hold (or record as issued) a chain, then store the pending revocations it makes relevant. */
+  private async keepChain (chain: Uint8Array[], kind: 'hold' | 'issue'): Promise<ChainRecord> {
+    const record = kind === 'hold' ? await this.store.hold(chain) : await this.store.issue(chain)
+    for (const bytes of this.revocations.promotable(chain)) {
+      const rev = await this.store.revoke(bytes)
+      if (rev !== undefined) this.revocations.noteStored(rev)
+    }
+    return record
+  }
+
+  /** True when a valid revocation (by an issuer in the chain) applies to one of its links. */
+  isChainRevoked (chain: readonly Uint8Array[]): boolean {
+    return this.revocations.chainRevoked(chain)
+  }
+
+  private async learn (bundle: GrantBundle, from: string): Promise<void> {
+    await this.intake.take(bundle.revocations, from)
     for (const chain of bundle.chains) {
       try {
         const aud = decodeToken(chain[chain.length - 1]).payload.aud
-        if (this.host.nodes.get(aud) !== undefined) await this.store.hold(chain)
+        if (this.host.nodes.get(aud) !== undefined) await this.keepChain(chain, 'hold')
       } catch (err) {
         this.host.log(`grant chain from ${from} rejected: ${errorMessage(err)}`)
       }
@@ -152,7 +194,7 @@ export class AclService {
       if (wider !== undefined) throw new InvalidArgumentError(`delegation would widen the grant: ${wider}`)
     }
     const chain = [...(parentChain?.chain ?? []), encodeToken(token)]
-    const record = await this.store.issue(chain)
+    const record = await this.keepChain(chain, 'issue')
     const handed = await this.hand(audience, chain)
     if (!handed) this.handLater(audience, chain)
     return { ...record, handed }
@@ -167,15 +209,15 @@ export class AclService {
   }
 
   private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {
-    if (audience.kind === 'local') { await this.store.hold(chain); return true }
+    if (audience.kind === 'local') { await this.keepChain(chain, 'hold'); return true }
     return await this.exchange.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   }
 
   async revoke (as: string, tokenId: string): Promise<{ token: string, revoker: string }> {
     const issuer = this.host.nodes.get(as)
     if (issuer === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
-    const known = this.store.findIssued(tokenId) ?? this.store.findHeld(tokenId)
-    if (known === undefined) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
+    if (!this.revocations.knows(tokenId)) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
+    this.revocations.checkIssuer(issuer.record.id, as, tokenId)
     const bytes = encodeRevocation(issueRevocation(issuer.key, tokenId))
     await this.store.revoke(bytes)
     await this.exchange.spreadRevocation(bytes)

@@ -2,7 +2,6 @@ import { z } from 'zod'
 import { method, type MethodTable } from '../control/server.js'
 import { SIGNALS, ZONES } from '../packet/types.js'
 import type { ChainRecord } from '../authz/acl-store.js'
-import { tokenId } from '../acl/index.js'
 import type { Host } from './host.js'
 
 const name = z.string().min(1).max(256)
@@ -20,7 +19,8 @@ function view (host: Host, r: ChainRecord): Record<string, unknown> {
     zones: r.zones ?? 'any',
     expires: new Date(r.exp).toISOString(),
     chain_length: r.chain.length,
-    revoked: r.chain.some((link) => host.acl.store.revocationsOf(tokenId(link)).length > 0)
+    // only a revocation by an issuer in the chain applies (a stranger's statement changes nothing)
+    revoked: host.acl.isChainRevoked(r.chain)
   }
 }
 

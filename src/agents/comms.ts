@@ -4,7 +4,6 @@ import type { Host } from '../host/host.js'
 import type { LocalNode } from '../store/nodes.js'
 import { errorMessage } from '../util/errors.js'
 import { resolveTarget } from '../host/resolve.js'
-import { tokenId } from '../acl/index.js'
 import type { AllowEntry } from './spec.js'
 import { HOUR } from '../util/time.js'
 
@@ -17,7 +16,7 @@ function hasLiveGrant (host: Host, node: LocalNode, audience: string, entry: All
   const soon = Date.now() + HOUR
   return host.acl.store.allIssued().some((r) => r.iss === node.record.id && r.sub === node.record.id && r.aud === audience &&
     r.exp > soon && r.chain.length === 1 && sameList(r.signals, entry.signals) && sameList(r.zones, entry.zones) &&
-    host.acl.store.revocationsOf(tokenId(r.chain[0])).length === 0)
+    !host.acl.isChainRevoked(r.chain))
 }
 
 /** Issue the spec's grants; returns one line per entry (granted / kept / failed) for the node's log. */

@@ -5,6 +5,8 @@
 import { strict as assert } from 'node:assert'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { MAX_CARDS_PER_HOST } from '../../src/discovery/card-quota.js'
 import { sendMessage } from '../../src/host/send.js'
 import { decodePacket } from '../../src/packet/codec.js'
@@ -24,6 +26,16 @@ async function texts (h: Host, nodeId: string): Promise<string[]> {
 }
 
 const MIB = 1024 * 1024
+/** what one flooding peer may add to the process heap (the hosts live in the test process); 100,000 cards held took ~550 MiB */
+const HEAP_BOUND = 64 * MIB
+
+/** Heap in use after a full collection (so the flood's own garbage does not count). */
+function heapAfterGc (): number {
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  gc()
+  return process.memoryUsage().heapUsed
+}
 
 describe('discovery - a junk card flood from one peer', function () {
   this.timeout(600_000)
@@ -41,15 +53,18 @@ describe('discovery - a junk card flood from one peer', function () {
     const junkPeer = junk.host.libp2p.peerId.toString()
     await junk.host.join(addr(b.host))
     const before = process.memoryUsage()
+    const heapBefore = heapAfterGc()
     let refused = 0
     for (let sent = 0; sent < FLOOD; sent += BATCH) {
       try { await pushCards(junk.host.libp2p, bPeer, junkCards(BATCH, junkPeer, sent)) } catch { refused++ }
     }
     const afterFlood = process.memoryUsage()
+    const heapAfter = heapAfterGc()
     const held = b.host.directory.quota.count(junkPeer)
     console.log(`      flood: ${FLOOD} cards in ${FLOOD / BATCH} messages, ${refused} refused by a closed connection; ` +
       `directory holds ${held} of them (${b.host.directory.list().length} in all); ` +
-      `test process RSS ${Math.round(before.rss / MIB)} -> ${Math.round(afterFlood.rss / MIB)} MiB, heap ${Math.round(before.heapUsed / MIB)} -> ${Math.round(afterFlood.heapUsed / MIB)} MiB`)
+      `test process RSS ${Math.round(before.rss / MIB)} -> ${Math.round(afterFlood.rss / MIB)} MiB, heap after GC ${Math.round(heapBefore / MIB)} -> ${Math.round(heapAfter / MIB)} MiB`)
+    assert.ok(heapAfter - heapBefore < HEAP_BOUND, `the flood grew the heap by ${Math.round((heapAfter - heapBefore) / MIB)} MiB`)
     assert.equal(held, MAX_CARDS_PER_HOST, 'the flooding peer fills exactly its quota')
     assert.equal(b.host.directory.list().length, MAX_CARDS_PER_HOST)
     const log = readFileSync(join(b.host.paths.home, 'amesh.log'), 'utf8')

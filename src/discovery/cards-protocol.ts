@@ -166,6 +166,7 @@ export class CardExchange {
 
   /** Learn the cards one peer told; a peer over its quota or budget is throttled (the rest ignored unverified), then disconnected. */
   private async learnAll (peer: string, cards: unknown[]): Promise<number> {
+    if (cards.length === 0) return 0
     if (this.limiter.isThrottled(peer)) {
       await this.overLimit(peer, this.limiter.strike(peer), `sent ${cards.length} more cards while throttled`)
       return 0

@@ -91,6 +91,7 @@ describe('authz - a junk revocation flood does not let a revoked chain through',
     assert.equal(b.host.acl.store.allRevocations().length, 1, 'B stores (and forwards) only the real revocation')
     assert.deepEqual(b.host.acl.store.revocationsOf(child.id).map((r) => r.revoker), [mid.record.id])
     assert.match(b.log(), new RegExp(`revocations: peer ${j.host.libp2p.peerId.toString()} throttled`))
+    assert.match(b.log(), new RegExp(`revocations: disconnecting peer ${j.host.libp2p.peerId.toString()}`))
 
     await c.start()
     await c.host.join(b.addr)

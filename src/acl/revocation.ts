@@ -1,6 +1,7 @@
 // Revocation statements: a signed "token T is revoked" by an issuer in T's
-// chain. Valid statements are kept forever in an append-only set; whether a
-// statement applies to a token depends on the chain it is used in.
+// chain. Whether a statement applies to a token depends on the chain it is
+// used in; which statements a host stores is decided in
+// authz/revocation-policy.ts (only those that can apply to a chain it has).
 import { verifyByNodeId, type NodeKey } from '../identity/node-key.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import { decodeCanonical, encodeCbor, hasKeys, isNodeIdString, isRecord, isTimestamp, signedMessage } from './codec.js'

@@ -2,13 +2,12 @@
 // one grant per entry, issued only when no live grant of the same shape exists.
 import type { LocalNode } from '../store/nodes.js'
 import { errorMessage } from '../util/errors.js'
-import { tokenId } from '../acl/index.js'
 import type { AgentsAcl, ResolveNode } from './components.js'
 import type { AllowEntry } from './spec.js'
 import { HOUR } from '../util/time.js'
 
 export interface CommsComponents {
-  acl: { store: Pick<AgentsAcl['store'], 'allIssued' | 'revocationsOf'>, grant: AgentsAcl['grant'] }
+  acl: { store: Pick<AgentsAcl['store'], 'allIssued'>, grant: AgentsAcl['grant'], isChainRevoked: AgentsAcl['isChainRevoked'] }
   resolve: ResolveNode
 }
 
@@ -21,7 +20,7 @@ function hasLiveGrant (acl: CommsComponents['acl'], node: LocalNode, audience: s
   const soon = Date.now() + HOUR
   return acl.store.allIssued().some((r) => r.iss === node.record.id && r.sub === node.record.id && r.aud === audience &&
     r.exp > soon && r.chain.length === 1 && sameList(r.signals, entry.signals) && sameList(r.zones, entry.zones) &&
-    acl.store.revocationsOf(tokenId(r.chain[0])).length === 0)
+    !acl.isChainRevoked(r.chain))
 }
 
 /** Issue the spec's grants; returns one line per entry (granted / kept / failed) for the node's log. */

@@ -19,4 +19,6 @@ export interface AgentsAcl {
   store: Pick<AclStore, 'allIssued' | 'allHeld' | 'revocationsOf' | 'issue' | 'hold'>
   /** issue a grant as a local node and hand it to the audience's host */
   grant: (req: GrantRequest) => Promise<ChainRecord & { handed: boolean }>
+  /** whether a valid revocation applies to a chain */
+  isChainRevoked: (chain: readonly Uint8Array[]) => boolean
 }

@@ -1,6 +1,6 @@
 import type { Libp2p } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { checkDepthPolicy, decodeToken, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
+import { checkDepthPolicy, decodeToken, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
 import type { CardExchange } from '../discovery/cards-protocol.js'
 import type { Directory } from '../discovery/directory.js'
 import type { Admission } from '../delivery/service.js'
@@ -18,7 +18,9 @@ import { checkReceive, checkSend, denialError, type ReceiveCache, type SendAllow
 import { DecisionCache } from './decision-cache.js'
 import { AclStore, type ChainRecord } from './acl-store.js'
 import { GrantExchange, type GrantBundle } from './grant-exchange.js'
-import { encodeLineagePath, lineagePathOf } from './lineage-path.js'
+import { encodeLineagePath, lineagePathOf, localAncestors } from './lineage-path.js'
+import { RevocationIntake } from './revocation-intake.js'
+import { RevocationPolicy, type SpeaksFor } from './revocation-policy.js'
 
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
@@ -67,12 +69,17 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   /** allow decisions memoised per (from, to, signal, zone[, sender name]) and proof; see decision-cache.ts */
   readonly sendCache: DecisionCache<SendAllow>
   readonly receiveCache: ReceiveCache
+  /** who may revoke, which revocations are kept (revocation-policy.ts) */
+  readonly revocations: RevocationPolicy
+  private readonly intake: RevocationIntake
   private readonly c: AclComponents
   private started = false
 
   constructor (components: AclComponents) {
     this.c = components
     this.store = new AclStore(components.db, components.committer)
+    this.revocations = new RevocationPolicy(this.store, () => this.speaksFor())
+    this.intake = new RevocationIntake(this.store, this.revocations, components.log, async (peer) => { await components.libp2p.hangUp(peerIdFromString(peer)) })
     const lookup = (id: string): LocalNode | undefined => components.nodes.get(id)
     this.sendCache = new DecisionCache<SendAllow>(lookup)
     this.receiveCache = new DecisionCache<true>(lookup)
@@ -82,10 +89,20 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     }, components.log)
   }
 
+  /** A local ancestor speaks for its descendants (as in the send and receive decisions). */
+  private speaksFor (): SpeaksFor {
+    return speaksForFrom((id) => {
+      const node = this.c.nodes.get(id)
+      if (node === undefined) return []
+      try { return localAncestors(node.record) } catch { return [] }
+    })
+  }
+
   async start (): Promise<void> {
     if (this.started) return
     this.started = true
     await this.store.load()
+    await this.sweepRevocations()
     for (const node of this.c.nodes.list()) await this.applyConfiguredProfile(node)
     await this.grants.start()
   }
@@ -95,14 +112,39 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     this.started = false
   }
 
-  private async learn (bundle: GrantBundle, from: string): Promise<void> {
-    for (const bytes of bundle.revocations) {
-      try { await this.store.revoke(bytes) } catch (err) { this.c.log(`revocation from ${from} rejected: ${errorMessage(err)}`) }
+  /** Stored revocations that matter nowhere here (made-up tokens, stray signers) leave the store; they stay in memory, bounded. */
+  private async sweepRevocations (): Promise<void> {
+    let demoted = 0
+    for (const rev of this.store.durableRevocations()) {
+      const place = this.revocations.place(rev)
+      if (place === 'durable') { this.revocations.noteStored(rev); continue }
+      await this.store.demote(rev)
+      demoted++
     }
+    if (demoted > 0) this.c.log(`revocations: ${demoted} stored revocations apply to no chain here; dropped from the store`)
+  }
+
+  /** Hold (or record as issued) a chain, then store the pending revocations it makes relevant. */
+  private async keepChain (chain: Uint8Array[], kind: 'hold' | 'issue'): Promise<ChainRecord> {
+    const record = kind === 'hold' ? await this.store.hold(chain) : await this.store.issue(chain)
+    for (const bytes of this.revocations.promotable(chain)) {
+      const rev = await this.store.revoke(bytes)
+      if (rev !== undefined) this.revocations.noteStored(rev)
+    }
+    return record
+  }
+
+  /** True when a valid revocation (by an issuer in the chain) applies to one of its links. */
+  isChainRevoked (chain: readonly Uint8Array[]): boolean {
+    return this.revocations.chainRevoked(chain)
+  }
+
+  private async learn (bundle: GrantBundle, from: string): Promise<void> {
+    await this.intake.take(bundle.revocations, from)
     for (const chain of bundle.chains) {
       try {
         const aud = decodeToken(chain[chain.length - 1]).payload.aud
-        if (this.c.nodes.get(aud) !== undefined) await this.store.hold(chain)
+        if (this.c.nodes.get(aud) !== undefined) await this.keepChain(chain, 'hold')
       } catch (err) {
         this.c.log(`grant chain from ${from} rejected: ${errorMessage(err)}`)
       }
@@ -236,7 +278,7 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
       if (wider !== undefined) throw new InvalidArgumentError(`delegation would widen the grant: ${wider}${narrowingHint(parent.pol, token.payload.pol)}`)
     }
     const chain = [...(parentChain?.chain ?? []), encodeToken(token)]
-    const record = await this.store.issue(chain)
+    const record = await this.keepChain(chain, 'issue')
     const handed = await this.hand(audience, chain)
     if (!handed) this.handLater(audience, chain)
     // a delegation cannot outlive the grant it delegates: say so rather than clamp silently
@@ -252,15 +294,15 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   }
 
   private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {
-    if (audience.kind === 'local') { await this.store.hold(chain); return true }
+    if (audience.kind === 'local') { await this.keepChain(chain, 'hold'); return true }
     return await this.grants.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   }
 
   async revoke (as: string, tokenId: string): Promise<{ token: string, revoker: string }> {
     const issuer = this.c.nodes.get(as)
     if (issuer === undefined) throw new UnknownNodeError(`no node named ${as} on this host`)
-    const known = this.store.findIssued(tokenId) ?? this.store.findHeld(tokenId)
-    if (known === undefined) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
+    if (!this.revocations.knows(tokenId)) throw new InvalidArgumentError(`unknown token ${tokenId} (not issued or held on this host)`)
+    this.revocations.checkIssuer(issuer.record.id, as, tokenId)
     const bytes = encodeRevocation(issueRevocation(issuer.key, tokenId))
     await this.store.revoke(bytes)
     await this.grants.spreadRevocation(bytes)

@@ -1,6 +1,14 @@
 import { decodeToken, tokenId, verifyRevocation, type Revocation } from '../acl/index.js'
 import { AclRecords } from '../store/acl-records.js'
 import type { Committer, RawDb } from '../store/db.js'
+import { BoundedIndex } from '../util/lru.js'
+
+/** Tokens with revocations held only in memory (not yet shown to matter here); each keeps at most PENDING_PER_TOKEN. */
+export const PENDING_REVOCATION_TOKENS = 1024
+const PENDING_PER_TOKEN = 4
+
+/** A verified revocation held in memory only, with its signed bytes. */
+export interface PendingRevocation { rev: Revocation, bytes: Uint8Array }
 
 /** A grant chain (encoded tokens, root first) and what it is about. */
 export interface ChainRecord {
@@ -29,7 +37,11 @@ export class AclStore {
   private readonly held = new Map<string, ChainRecord[]>()
   private readonly issued = new Map<string, ChainRecord>()
   private readonly revocations = new Map<string, Revocation[]>()
-  private readonly revocationBytes: Uint8Array[] = []
+  /** durable revocations by `token!revoker`, with their signed bytes */
+  private readonly revocationBytes = new Map<string, { rev: Revocation, bytes: Uint8Array }>()
+  /** revocations kept only in memory, bounded (see authz/revocation-policy.ts): consulted by decisions, never stored or forwarded */
+  private readonly pending = new BoundedIndex<PendingRevocation[]>(PENDING_REVOCATION_TOKENS)
+  private chainGen = 0
   private readonly blocks = new Set<string>()
   private gen = 0
 
@@ -43,6 +55,9 @@ export class AclStore {
   touch (): void { this.gen++ }
 
   private readonly records: AclRecords
+
+  /** Bumped when a chain is held or issued (what revocation placement depends on). */
+  get chainGeneration (): number { return this.chainGen }
 
   constructor (db: RawDb, committer: Committer) {
     this.records = new AclRecords(db, committer)
@@ -62,6 +77,7 @@ export class AclStore {
     list.push(r)
     this.held.set(key, list)
     this.gen++
+    this.chainGen++
   }
 
   private rememberRevocation (bytes: Uint8Array): Revocation {
@@ -70,7 +86,7 @@ export class AclStore {
     if (!list.some((x) => x.revoker === rev.revoker)) {
       list.push(rev)
       this.revocations.set(rev.token, list)
-      this.revocationBytes.push(bytes)
+      this.revocationBytes.set(`${rev.token}!${rev.revoker}`, { rev, bytes })
       this.gen++
     }
     return rev
@@ -87,6 +103,7 @@ export class AclStore {
     const r = describeChain(chain)
     this.issued.set(r.id, r)
     this.gen++
+    this.chainGen++
     await this.records.putIssued(r.id, chain)
     return r
   }
@@ -110,15 +127,46 @@ export class AclStore {
 
   /** Store a verified revocation; returns it when it is new. */
   async revoke (bytes: Uint8Array): Promise<Revocation | undefined> {
-    const before = this.revocationBytes.length
+    const before = this.revocationBytes.size
     const rev = this.rememberRevocation(bytes)
-    if (this.revocationBytes.length === before) return undefined
+    if (this.revocationBytes.size === before) return undefined
     await this.records.putRevocation(rev.token, rev.revoker, bytes)
     return rev
   }
 
-  revocationsOf (token: string): Revocation[] { return this.revocations.get(token) ?? [] }
-  allRevocations (): Uint8Array[] { return [...this.revocationBytes] }
+  /** Keep a verified revocation in memory only (bounded; the least recently used token is forgotten first). */
+  keepPending (rev: Revocation, bytes: Uint8Array): void {
+    const list = this.pending.get(rev.token) ?? []
+    if (list.some((x) => x.rev.revoker === rev.revoker) || this.revocations.get(rev.token)?.some((x) => x.revoker === rev.revoker) === true) return
+    this.pending.set(rev.token, [...list, { rev, bytes }].slice(-PENDING_PER_TOKEN))
+    this.gen++
+  }
+
+  /** Pending revocations of one token (to promote once a chain with it is held or issued). */
+  pendingOf (token: string): PendingRevocation[] { return this.pending.get(token) ?? [] }
+
+  /** Drop a durable revocation from the store (it no longer matters here); it stays in memory as pending. */
+  async demote (rev: Revocation): Promise<void> {
+    const key = `${rev.token}!${rev.revoker}`
+    const entry = this.revocationBytes.get(key)
+    if (entry === undefined) return
+    this.revocationBytes.delete(key)
+    const rest = (this.revocations.get(rev.token) ?? []).filter((x) => x.revoker !== rev.revoker)
+    if (rest.length > 0) this.revocations.set(rev.token, rest)
+    else this.revocations.delete(rev.token)
+    this.keepPending(rev, entry.bytes)
+    await this.records.deleteRevocation(rev.token, rev.revoker)
+  }
+
+  /** Durable and pending revocations of a token. */
+  revocationsOf (token: string): Revocation[] {
+    const durable = this.revocations.get(token) ?? []
+    const pending = this.pending.get(token)
+    return pending === undefined ? durable : [...durable, ...pending.map((x) => x.rev)]
+  }
+
+  allRevocations (): Uint8Array[] { return [...this.revocationBytes.values()].map((x) => x.bytes) }
+  durableRevocations (): Revocation[] { return [...this.revocationBytes.values()].map((x) => x.rev) }
 
   isBlocked (node: string, sender: string): boolean { return this.blocks.has(`${node}!${sender}`) }
 

@@ -7,6 +7,10 @@ import type { Logger } from '../util/log.js'
 export const GRANTS_PROTOCOL = '/amesh/grants/1.0.0'
 export const REVOCATION_TOPIC = 'amesh/revocations/1'
 const MAX_MESSAGE = 4 * 1024 * 1024
+/** A bundle is sent in pages of at most this many bytes (well under MAX_MESSAGE), one stream each. */
+export const PAGE_BYTES = 1024 * 1024
+/** and at most this many chains and revocations per page (parseBundle keeps at most 10,000 chains) */
+export const PAGE_ITEMS = 5000
 const TIMEOUT = 5000
 
 export interface GrantBundle {
@@ -29,6 +33,33 @@ function parseBundle (bytes: Uint8Array): GrantBundle {
   return { chains, revocations }
 }
 
+/** Encoded size of one item inside a page, bytes (a CBOR head per byte string and per array). */
+function itemBytes (item: Uint8Array | Uint8Array[]): number {
+  return item instanceof Uint8Array ? item.length + 9 : item.reduce((n, b) => n + b.length + 9, 9)
+}
+
+/** Split a bundle into pages that each encode under `maxBytes` (an item larger than a page goes alone). */
+export function pageBundle (bundle: GrantBundle, maxBytes: number = PAGE_BYTES, maxItems: number = PAGE_ITEMS): GrantBundle[] {
+  const pages: GrantBundle[] = []
+  let page: GrantBundle = { chains: [], revocations: [] }
+  let bytes = 32
+  const add = (item: Uint8Array | Uint8Array[], into: (p: GrantBundle) => void): void => {
+    const size = itemBytes(item)
+    const count = page.chains.length + page.revocations.length
+    if (count > 0 && (bytes + size > maxBytes || count >= maxItems)) {
+      pages.push(page)
+      page = { chains: [], revocations: [] }
+      bytes = 32
+    }
+    into(page)
+    bytes += size
+  }
+  for (const chain of bundle.chains) add(chain, (p) => p.chains.push(chain))
+  for (const rev of bundle.revocations) add(rev, (p) => p.revocations.push(rev))
+  if (page.chains.length + page.revocations.length > 0) pages.push(page)
+  return pages
+}
+
 /**
  * Hands grant chains to the audience's host and spreads revocations: pushed
  * directly to connected hosts (and to each host when it connects), and
@@ -44,11 +75,13 @@ export class GrantExchange {
     pubsub?.subscribe(REVOCATION_TOPIC)
     pubsub?.addEventListener('message', (evt) => {
       if (evt.detail.topic !== REVOCATION_TOPIC) return
-      void this.sink.learn({ chains: [], revocations: [evt.detail.data] }, 'gossip').catch(() => {})
+      // counted against the peer that published it (gossipsub signs messages)
+      const from = evt.detail.from?.toString() ?? 'gossip'
+      void this.sink.learn({ chains: [], revocations: [evt.detail.data] }, from).catch(() => {})
     })
   }
 
-  private pubsub (): { subscribe: (t: string) => void, publish: (t: string, d: Uint8Array) => Promise<unknown>, addEventListener: (e: 'message', h: (evt: CustomEvent<{ topic: string, data: Uint8Array }>) => void) => void } | undefined {
+  private pubsub (): { subscribe: (t: string) => void, publish: (t: string, d: Uint8Array) => Promise<unknown>, addEventListener: (e: 'message', h: (evt: CustomEvent<{ topic: string, data: Uint8Array, from?: PeerId }>) => void) => void } | undefined {
     return (this.libp2p.services as Record<string, unknown>).pubsub as ReturnType<GrantExchange['pubsub']>
   }
 
@@ -65,9 +98,15 @@ export class GrantExchange {
     }
   }
 
-  /** Push a bundle to one peer (best effort; it is pushed again when the peer reconnects). */
+  /** Push a bundle to one peer, page by page (best effort; it is pushed again when the peer reconnects). */
   async pushTo (peer: PeerId, bundle: GrantBundle): Promise<boolean> {
-    if (bundle.chains.length === 0 && bundle.revocations.length === 0) return true
+    for (const page of pageBundle(bundle)) {
+      if (!await this.pushPage(peer, page)) return false
+    }
+    return true
+  }
+
+  private async pushPage (peer: PeerId, bundle: GrantBundle): Promise<boolean> {
     try {
       const signal = AbortSignal.timeout(TIMEOUT)
       const stream = await this.libp2p.dialProtocol(peer, GRANTS_PROTOCOL, { signal })

@@ -2,6 +2,7 @@ import * as lp from 'it-length-prefixed'
 import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { PeerLimiter, type LimitVerdict, type PeerLimitInit } from '../util/peer-limit.js'
 import type { SignedAgentCard } from './card.js'
 import type { Directory } from './directory.js'
 
@@ -10,6 +11,10 @@ const MAX_MESSAGE = 4 * 1024 * 1024
 const TIMEOUT = 5000
 /** How often connected peers whose cards never came through on their connection (an exchange that failed every retry) are asked again, ms. */
 export const CATCH_UP_INTERVAL = 30_000
+/** Cards read from one message. */
+const MAX_CARDS_PER_MESSAGE = 10_000
+/** Rejected cards (bad, expired, not served by the peer) a peer may send per window before it is throttled. */
+export const REJECTED_CARD_BUDGET = 500
 
 interface CardsMessage { cards: unknown[] }
 
@@ -47,6 +52,8 @@ export class CardExchange {
   private readonly inFlight = new Map<string, Promise<number>>()
   /** peer id -> exchanges that peer opened with this host (while connected) */
   private readonly servedFrom = new Map<string, number>()
+  /** peers over their card quota or sending junk: throttled, then disconnected */
+  private readonly limiter: PeerLimiter
   private readonly onDisconnect = (evt: CustomEvent<PeerId>): void => {
     const peer = evt.detail.toString()
     this.exchangedOn.delete(peer)
@@ -54,7 +61,9 @@ export class CardExchange {
   }
 
   constructor (private readonly libp2p: Libp2p, private readonly directory: Directory,
-    private readonly localCards: () => SignedAgentCard[], private readonly log: Logger) {}
+    private readonly localCards: () => SignedAgentCard[], private readonly log: Logger, limits: PeerLimitInit = {}) {
+    this.limiter = new PeerLimiter({ budget: REJECTED_CARD_BUDGET, ...limits })
+  }
 
   async start (): Promise<void> {
     await this.libp2p.handle(CARDS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
@@ -74,7 +83,7 @@ export class CardExchange {
     try {
       const msg = await readOne(stream)
       await writeOne(stream, { cards: this.localCards() })
-      await this.learnAll(msg.cards)
+      await this.learnAll(peer, msg.cards)
       this.exchangedOn.set(peer, connection.id)
     } catch (err) {
       this.log(`cards: serving failed: ${errorMessage(err)}`)
@@ -112,7 +121,7 @@ export class CardExchange {
     try {
       await writeOne(stream, { cards: this.localCards() })
       const reply = await readOne(stream)
-      const learnt = await this.learnAll(reply.cards)
+      const learnt = await this.learnAll(peer.toString(), reply.cards)
       this.exchangedOn.set(peer.toString(), connection.id)
       return learnt
     } finally {
@@ -155,15 +164,42 @@ export class CardExchange {
     return counts.reduce((a, b) => a + b, 0)
   }
 
-  private async learnAll (cards: unknown[]): Promise<number> {
-    let n = 0
-    for (const card of cards.slice(0, 10_000)) {
-      try {
-        if (await this.directory.learn(card) !== undefined) n++
-      } catch (err) {
-        this.log(`cards: rejected a card: ${errorMessage(err)}`)
-      }
+  /** Learn the cards one peer told; a peer over its quota or budget is throttled (the rest ignored unverified), then disconnected. */
+  private async learnAll (peer: string, cards: unknown[]): Promise<number> {
+    if (cards.length === 0) return 0
+    if (this.limiter.isThrottled(peer)) {
+      await this.overLimit(peer, this.limiter.strike(peer), `sent ${cards.length} more cards while throttled`)
+      return 0
     }
+    let n = 0
+    let rejected = 0
+    let firstReason = ''
+    for (const card of cards.slice(0, MAX_CARDS_PER_MESSAGE)) {
+      let verdict: LimitVerdict = 'ok'
+      try {
+        if (await this.directory.learn(card, peer) !== undefined) n++
+      } catch (err) {
+        if (err instanceof Error && err.name === 'CardQuotaError') {
+          await this.overLimit(peer, this.limiter.strike(peer), errorMessage(err))
+          break
+        }
+        rejected++
+        if (firstReason === '') firstReason = errorMessage(err)
+        verdict = this.limiter.spend(peer)
+      }
+      if (verdict !== 'ok') { await this.overLimit(peer, verdict, `${rejected} cards rejected`); break }
+    }
+    if (rejected > 0) this.log(`cards: rejected ${rejected} of ${cards.length} cards from ${peer}: ${firstReason}`)
     return n
+  }
+
+  private async overLimit (peer: string, verdict: Exclude<LimitVerdict, 'ok'>, why: string): Promise<void> {
+    if (verdict === 'throttled') {
+      this.log(`cards: peer ${peer} throttled for ${this.limiter.throttleMs / 1000} s: ${why}; its cards are ignored meanwhile`)
+      return
+    }
+    this.log(`cards: disconnecting peer ${peer}: ${why}`)
+    const conns = this.libp2p.getConnections().filter((c) => c.remotePeer.toString() === peer)
+    await Promise.all(conns.map(async (c) => await c.close().catch(() => c.abort(new Error('over card limits')))))
   }
 }

@@ -1,7 +1,6 @@
 import type { Handlers } from '../control/server.js'
 import type { GrantView } from '../control/wire.js'
 import type { ChainRecord } from '../authz/acl-store.js'
-import { tokenId } from '../acl/index.js'
 import type { Components } from './components.js'
 
 type AclApiComponents = Pick<Components, 'acl' | 'label'>
@@ -19,7 +18,8 @@ function view (host: AclApiComponents, r: ChainRecord): GrantView {
     zones: r.zones ?? 'any',
     expires: new Date(r.exp).toISOString(),
     chain_length: r.chain.length,
-    revoked: r.chain.some((link) => host.acl.store.revocationsOf(tokenId(link)).length > 0)
+    // only a revocation by an issuer in the chain applies (a stranger's statement changes nothing)
+    revoked: host.acl.isChainRevoked(r.chain)
   }
 }
 

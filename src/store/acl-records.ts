@@ -45,6 +45,10 @@ export class AclRecords {
     await this.committer.write([{ type: 'put', key: `${Bucket.revocation}${token}!${revoker}`, value: bytes }])
   }
 
+  async deleteRevocation (token: string, revoker: string): Promise<void> {
+    await this.committer.write([{ type: 'del', key: `${Bucket.revocation}${token}!${revoker}` }])
+  }
+
   async setBlock (node: string, sender: string, on: boolean): Promise<void> {
     const key = `${Bucket.block}${node}!${sender}`
     await this.committer.write([on ? { type: 'put', key, value: ONE } : { type: 'del', key }])

@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert'
-import { encodeLineage, encodeToken, issueLineage, issueToken, type SignedLineage } from '../../src/acl/index.js'
+import { multiaddr } from '@multiformats/multiaddr'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, tokenId, type SignedLineage } from '../../src/acl/index.js'
 import { encodeFrame } from '../../src/delivery/frame.js'
 import type { RunningHost as Host } from '../../src/host/components.js'
 import { encodePacket } from '../../src/packet/codec.js'
@@ -7,6 +9,7 @@ import type { Packet } from '../../src/packet/types.js'
 import { ulid } from '../../src/util/ulid.js'
 import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
 import { rawPacketStream, startInProcessHost } from '../utils/in-process.js'
+import { pushRevocations } from '../utils/junk.js'
 
 interface Row { seq: number, id: string, from: string, signal: string, payload: { text?: string, context?: string } }
 
@@ -100,6 +103,21 @@ describe('e2e permissions - lineage, groups, grants, blocks, profiles', function
     assert.match(wrongSignal.stderr, /TOKEN_SIGNAL/)
     const wrongZone = await send(h2, 'stranger', 'lead', 'kernel stuff', ['--zone', 'kernel'])
     assert.match(wrongZone.stderr, /TOKEN_ZONE/)
+  })
+
+  it('revoke by a node that is not an issuer in the chain is refused with NOT_ISSUER and changes no listing', async () => {
+    const g = JSON.parse(await h1.ok(['grant', '--as', 'lead', '--to', 'stranger', '--signals', 'MESSAGE', '--json'])) as { token_id: string }
+    await waitFor(async () => (await h2.ok(['grants', '--json'])).includes(g.token_id), 10_000, 'grant held on h2')
+    const before1 = await h1.ok(['grants', '--json'])
+    const before2 = await h2.ok(['grants', '--json'])
+    const byOther = await h1.run(['revoke', g.token_id, '--as', 'w2'])
+    assert.notEqual(byOther.code, 0)
+    assert.match(byOther.stderr, /NOT_ISSUER/)
+    const byHolder = await h2.run(['revoke', g.token_id, '--as', 'stranger'])
+    assert.notEqual(byHolder.code, 0)
+    assert.match(byHolder.stderr, /NOT_ISSUER/)
+    assert.equal(await h1.ok(['grants', '--json']), before1, 'no listing changed on the issuer\'s host')
+    assert.equal(await h2.ok(['grants', '--json']), before2, 'no listing changed on the holder\'s host')
   })
 
   it('a grant stops at its expiry', async () => {
@@ -241,6 +259,16 @@ describe('e2e permissions - lineage, groups, grants, blocks, profiles', function
       assert.equal(await rejectCode(packet(mallory2, { lineage: [claimed] })), 'LINEAGE_SIGNATURE')
       void mk2
       assert.equal((await texts(h1, 'lead')).length, before, 'nothing forged entered the inbox')
+    })
+
+    it('a revocation pushed by a node that is not an issuer in the chain is not applied nor listed', async () => {
+      const legitId = tokenId(legit[legit.length - 1])
+      const mk = x.host.nodes.get('mallory')?.key ?? assert.fail()
+      const h1Peer = multiaddr(h1.addr).getPeerId() ?? assert.fail()
+      await pushRevocations(x.host.libp2p, peerIdFromString(h1Peer), [encodeRevocation(issueRevocation(mk, legitId))])
+      const gs = JSON.parse(await h1.ok(['grants', '--json'])) as { issued: Array<{ token_id: string, revoked: boolean }> }
+      assert.equal(gs.issued.find((g) => g.token_id === legitId)?.revoked, false)
+      assert.equal(await rejectCode(packet(mallory, { grants: legit })), 'accepted')
     })
 
     it('denied-attempt notices reach the target without the body, at most once per sender per window', async () => {

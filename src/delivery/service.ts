@@ -1,6 +1,6 @@
 import type { Libp2p, PeerId } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { encodePacket } from '../packet/codec.js'
+import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { Committer } from '../store/db.js'
 import type { AppendItem, InboxStore } from '../store/inbox.js'
@@ -37,6 +37,8 @@ const SWEEP_BATCH = 1000
  * packet protocol handler), local delivery, dead letters and their notices.
  */
 export class DeliveryService {
+  /** the packet codec of this node's sends and notices (its caches are this service's) */
+  readonly codec = new PacketCodec()
   private readonly links = new Map<string, PeerLink>()
   private sweeper?: NodeJS.Timeout
   private readonly receiver: PacketReceiver
@@ -132,7 +134,7 @@ export class DeliveryService {
   private noticeItem (nodeId: string, context: string, inReplyTo?: string): AppendItem {
     const packet: Packet = { id: ulid(), from: nodeId, to: nodeId, signal: 'ERROR', scope: { files: [], zone: 'project' }, payload: { context }, ts: Date.now() }
     if (inReplyTo !== undefined) packet.in_reply_to = inReplyTo
-    return { nodeId, packetId: packet.id, packet: encodePacket(packet) }
+    return { nodeId, packetId: packet.id, packet: this.codec.encode(packet) }
   }
 
   /** An ERROR notice from a node to itself, in its own inbox. */

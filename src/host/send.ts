@@ -1,5 +1,6 @@
-import { encodePacket } from '../packet/codec.js'
-import { SIGNALS, type Packet, type Payload, type Priority, type Signal, type Zone } from '../packet/types.js'
+import { copySendFields } from '../packet/fields.js'
+import { SIGNALS, type Packet, type Payload, type Signal } from '../packet/types.js'
+import type { SendParams } from '../control/send-params.js'
 import { InvalidArgumentError } from '../util/errors.js'
 import { ulid } from '../util/ulid.js'
 import type { QueueResult } from '../delivery/service.js'
@@ -8,22 +9,8 @@ import { resolveTarget } from './resolve.js'
 import { ensureNode } from './nodes.js'
 import { decodePacket } from '../packet/codec.js'
 
-export interface SendRequest {
-  as: string
-  to: string
-  text?: string
-  signal?: string
-  payload?: Payload
-  conversation_id?: string
-  in_reply_to?: string
-  session_id?: string
-  return_to?: string
-  priority?: Priority
-  requires_reply?: boolean
-  zone?: Zone
-  files?: string[]
-  ttl_ms?: number
-}
+/** The `send` parameters (src/control/send-params.ts; its packet fields come from src/packet/fields.ts). */
+export type SendRequest = SendParams
 
 function signalOf (s: string | undefined): Signal {
   const v = (s ?? 'MESSAGE').toUpperCase()
@@ -60,10 +47,7 @@ async function buildPacket (host: Host, req: SendRequest, fromId: string, fromNa
     ts: Date.now()
   }
   const conversation = req.conversation_id ?? (req.in_reply_to !== undefined ? await conversationOf(host, fromId, req.in_reply_to) : undefined)
-  const optional = { conversation_id: conversation, in_reply_to: req.in_reply_to, session_id: req.session_id, return_to: req.return_to, priority: req.priority, requires_reply: req.requires_reply }
-  for (const [k, v] of Object.entries(optional)) {
-    if (v !== undefined) (packet as unknown as Record<string, unknown>)[k] = v
-  }
+  copySendFields({ ...req, conversation_id: conversation }, packet)
   return packet
 }
 
@@ -73,7 +57,7 @@ export async function sendMessage (host: Host, req: SendRequest): Promise<QueueR
   const target = await resolveTarget(host, req.to)
   const packet = await buildPacket(host, req, from.record.id, from.record.name, target.id, target.name)
   await host.authorizeSend?.(packet, from, target)
-  const bytes = encodePacket(packet)
+  const bytes = host.delivery.codec.encode(packet)
   if (target.kind === 'local') return await host.delivery.deliverLocal(packet, bytes)
   return await host.delivery.enqueue(packet, bytes, target.host, req.ttl_ms ?? host.config.ttl)
 }

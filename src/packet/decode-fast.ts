@@ -23,6 +23,7 @@ import { keyOrder } from './canonical.js'
 import { CborCursor, FALSE, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TEXT, MAJOR_UINT, TRUE } from './cbor-cursor.js'
 import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, SIGNALS, ZONES } from './fields.js'
 import type { FieldName } from './fields.js'
+import { RecentIds } from './recent-ids.js'
 import { signalPayloadProblem } from './rules.js'
 import type { Packet, Payload, PayloadField, Proof, Scope, Zone } from './types.js'
 
@@ -42,6 +43,7 @@ const SHORT_STRING = 16
 const ULID_CHAR = new Uint8Array(128)
 for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] = 1
 const ULID_LENGTH = 26
+const EMPTY = new Uint8Array(0)
 
 /** The keys one map may have, in canonical order. */
 interface KeyTable {
@@ -62,39 +64,6 @@ const PROOF_KEYS = keyTable(['lineage', 'grants'])
 function oneOf<T extends string> (list: readonly T[], v: string): T {
   return (list as readonly string[]).includes(v) ? v as T : out()
 }
-
-/**
- * The encoded form (head and UTF-8) of node ids that were checked valid
- * recently, direct-mapped by a hash of their last bytes: a stream carries
- * the same few from/to ids, and equal bytes are the same valid id, so its
- * text is neither decoded nor checked again.
- */
-class RecentIds {
-  private readonly slots: Array<{ bytes: Uint8Array, id: string } | undefined> = new Array(RECENT_IDS).fill(undefined)
-
-  private static slot (d: Uint8Array, end: number): number {
-    return (d[end - 1] * 31 + d[end - 2] * 7 + d[end - 3]) & (RECENT_IDS - 1)
-  }
-
-  /** The entry whose encoded bytes (head and text, at most 2 + 255) start at `start`. */
-  find (d: Uint8Array, start: number, end: number): { bytes: Uint8Array, id: string } | undefined {
-    const b = d[start]
-    const n = b >= 0x60 && b < 0x78 ? 1 + b - 0x60 : b === 0x78 && start + 1 < end ? 2 + d[start + 1] : 0
-    if (n < 4 || start + n > end) return undefined
-    const e = this.slots[RecentIds.slot(d, start + n)]
-    if (e === undefined || e.bytes.length !== n) return undefined
-    const k = e.bytes
-    for (let i = n - 1; i >= 0; i--) if (d[start + i] !== k[i]) return undefined
-    return e
-  }
-
-  remember (bytes: Uint8Array, id: string): void {
-    if (bytes.length < 4 || bytes.length > 257) return
-    this.slots[RecentIds.slot(bytes, bytes.length)] = { bytes, id }
-  }
-}
-
-const RECENT_IDS = 64
 
 type Slice = (this: Buffer, start: number, end: number) => string
 /** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
@@ -393,8 +362,6 @@ export class PacketDecoder {
     }
   }
 }
-
-const EMPTY = new Uint8Array(0)
 
 /** PacketDecoder.decode without a recent-ids cache (a fresh decoder per call). */
 export function decodeCanonicalPacket (bytes: Uint8Array): Packet | undefined {

@@ -60,7 +60,9 @@ export class CborCursor {
       this.pos = p + 1
       return minor >= SIMPLE_FALSE && minor <= SIMPLE_NULL
     }
-    return this.argument(p, ib & 31)
+    const minor = ib & 31
+    if (minor < 24) { this.arg = minor; this.pos = p + 1; return true }
+    return this.argument(p, minor)
   }
 
   /** The argument of the head at `pos`, which must be of `major` (0..6), moving past it; -1 when it is not. */
@@ -70,13 +72,14 @@ export class CborCursor {
     const ib = this.bytes[p]
     if (ib >>> 5 !== major) return -1
     this.major = major
-    return this.argument(p, ib & 31) ? this.arg : -1
+    const minor = ib & 31
+    if (minor < 24) { this.pos = p + 1; this.arg = minor; return minor }
+    return this.argument(p, minor) ? this.arg : -1
   }
 
-  /** The argument of the head at p with `minor` into arg, pos past it; false when not minimal or too long. */
+  /** The argument (minor 24..31) of the head at p into arg, pos past it; false when not minimal or too long. */
   private argument (p: number, minor: number): boolean {
     const d = this.bytes
-    if (minor < 24) { this.arg = minor; this.pos = p + 1; return true }
     if (minor === 24) {
       if (p + 2 > this.end || d[p + 1] < 24) return false
       this.arg = d[p + 1]; this.pos = p + 2

@@ -269,54 +269,57 @@ type Fields = Partial<Packet>
 
 /** How each key of TOP_KEYS is read: the envelope by name, the optional fields by their kind */
 const K_ID = 0
-const K_NODE = 1
-const K_TS = 2
-const K_SIGNAL = 3
-const K_SCOPE = 4
-const K_PAYLOAD = 5
-const K_PROOF = 6
-const K_STRING = 7
-const K_ENUM = 8
-const K_BOOL = 9
-const ENVELOPE_READ: Record<string, number> = { id: K_ID, from: K_NODE, to: K_NODE, ts: K_TS, signal: K_SIGNAL, scope: K_SCOPE, payload: K_PAYLOAD, proof: K_PROOF }
+const K_FROM = 1
+const K_TO = 2
+const K_TS = 3
+const K_SIGNAL = 4
+const K_SCOPE = 5
+const K_PAYLOAD = 6
+const K_PROOF = 7
+const K_STRING = 8
+const K_NODE = 9
+const K_ENUM = 10
+const K_BOOL = 11
+const ENVELOPE_READ: Record<string, number> = { id: K_ID, from: K_FROM, to: K_TO, ts: K_TS, signal: K_SIGNAL, scope: K_SCOPE, payload: K_PAYLOAD, proof: K_PROOF }
 const OPTIONAL_READ = { string: K_STRING, nodeId: K_NODE, enum: K_ENUM, bool: K_BOOL } as const
 const TOP_READ = Uint8Array.from(TOP_KEYS.names, (k) => ENVELOPE_READ[k] ?? OPTIONAL_READ[FIELDS[k as FieldName].kind])
+/** the index in FIELD_NAMES of each key of TOP_KEYS (-1 for the envelope) */
+const TOP_FIELD = Int8Array.from(TOP_KEYS.names, (k) => (FIELD_NAMES as readonly string[]).indexOf(k))
 const TOP_VALUES: ReadonlyArray<readonly string[]> = TOP_KEYS.names.map((k) => {
   const spec = FIELDS[k as FieldName]
   return spec !== undefined && spec.kind === 'enum' ? spec.values : []
 })
 
-function readField (r: Reader, k: number, f: Fields): void {
-  const v = readValue(r, k)
-  ;(f as Record<string, unknown>)[TOP_KEYS.names[k]] = v
-}
-
-function readValue (r: Reader, k: number): unknown {
+/** Read the value of TOP_KEYS[k]: an envelope field into `f`, an optional one into `opt` (by its FIELD_NAMES index). */
+function readField (r: Reader, k: number, f: Fields, opt: unknown[]): void {
   switch (TOP_READ[k]) {
-    case K_ID: return r.ulid()
-    case K_NODE: return r.nodeId()
-    case K_TS: return r.uint()
-    case K_SIGNAL: return oneOf(SIGNALS, r.text())
-    case K_SCOPE: return r.scope()
-    case K_PAYLOAD: return r.payload()
-    case K_PROOF: return r.proof()
-    case K_STRING: return r.str()
-    case K_ENUM: return oneOf(TOP_VALUES[k], r.text())
-    case K_BOOL: return r.bool()
-    default: return out()
+    case K_ID: f.id = r.ulid(); return
+    case K_FROM: f.from = r.nodeId(); return
+    case K_TO: f.to = r.nodeId(); return
+    case K_TS: f.ts = r.uint(); return
+    case K_SIGNAL: f.signal = oneOf(SIGNALS, r.text()); return
+    case K_SCOPE: f.scope = r.scope(); return
+    case K_PAYLOAD: f.payload = r.payload(); return
+    case K_PROOF: f.proof = r.proof(); return
+    case K_STRING: opt[TOP_FIELD[k]] = r.str(); return
+    case K_NODE: opt[TOP_FIELD[k]] = r.nodeId(); return
+    case K_ENUM: opt[TOP_FIELD[k]] = oneOf(TOP_VALUES[k], r.text()); return
+    case K_BOOL: opt[TOP_FIELD[k]] = r.bool(); return
+    default: out()
   }
 }
 
-function build (f: Fields): Packet {
+/** The packet of the fields read; takes the optional values out of `opt` (leaving it empty). */
+function build (f: Fields, opt: unknown[]): Packet {
   const { id, from, to, signal, payload, ts } = f
   if (id === undefined || from === undefined || to === undefined || signal === undefined || payload === undefined || ts === undefined) return out()
   if (signalPayloadProblem(signal, payload) !== undefined) out()
   const p: Packet = { id, from, to, signal, scope: f.scope ?? { files: [], zone: 'project' }, payload, ts }
   // the order validatePacket sets them in
   const o = p as unknown as Record<string, unknown>
-  for (const key of FIELD_NAMES) {
-    const v = f[key]
-    if (v !== undefined) o[key] = v
+  for (let i = 0; i < opt.length; i++) {
+    const v = opt[i]
+    if (v !== undefined) { o[FIELD_NAMES[i]] = v; opt[i] = undefined }
   }
   if (f.proof !== undefined) p.proof = f.proof
   return p
@@ -330,6 +333,8 @@ function build (f: Fields): Packet {
  */
 export class PacketDecoder {
   private readonly r: Reader
+  /** the optional field values of the packet being read, by FIELD_NAMES index (empty between calls) */
+  private readonly opt: unknown[] = new Array(FIELD_NAMES.length).fill(undefined)
 
   constructor (opts: { recentIds?: boolean } = {}) {
     this.r = new Reader(opts.recentIds === false ? undefined : new RecentIds())
@@ -350,11 +355,12 @@ export class PacketDecoder {
       let k = -1
       for (let i = 0; i < n; i++) {
         k = r.key(TOP_KEYS, k)
-        readField(r, k, f)
+        readField(r, k, f, this.opt)
       }
       if (!r.done()) out()
-      return build(f)
+      return build(f, this.opt)
     } catch (err) {
+      this.opt.fill(undefined)
       if (err === NOT_CANONICAL) return undefined
       throw err
     } finally {

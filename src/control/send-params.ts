@@ -1,12 +1,27 @@
 // The parameters of the `send` control method: the zod schema (the reference,
 // and the wording of every error) and a hand-written check for the hot path.
+// The packet fields among them (conversation_id, priority, …) come from the
+// field table, src/packet/fields.ts (those with `send: true`).
 import { z } from 'zod'
-import { PAYLOAD_FIELDS, PRIORITIES, ZONES } from '../packet/types.js'
+import { FIELDS, MAX_ID_FIELD, SEND_FIELDS, type FieldSpec, type FieldValues, type SendFieldName } from '../packet/fields.js'
+import { PAYLOAD_FIELDS, ZONES } from '../packet/types.js'
 
 const name = z.string().min(1).max(256)
-const idField = z.string().min(1).max(256).optional()
 
 const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, f === 'options' ? z.array(z.string()).optional() : z.string().optional()]))).strict()
+
+/** The zod type of a packet field as a `send` parameter (a node id is any string here: it is checked as the packet is built). */
+function fieldSchema (spec: FieldSpec): z.ZodTypeAny {
+  switch (spec.kind) {
+    case 'string': return z.string().min(1).max(MAX_ID_FIELD)
+    case 'nodeId': return z.string()
+    case 'enum': return z.enum(spec.values as [string, ...string[]])
+    case 'bool': return z.boolean()
+  }
+}
+
+type PacketFieldShape = { [K in SendFieldName]: z.ZodType<FieldValues[K] | undefined> }
+const packetFields = Object.fromEntries(SEND_FIELDS.map((k) => [k, fieldSchema(FIELDS[k]).optional()])) as unknown as PacketFieldShape
 
 export const sendSchema = z.object({
   as: name,
@@ -14,12 +29,7 @@ export const sendSchema = z.object({
   text: z.string().optional(),
   signal: z.string().optional(),
   payload: payloadSchema.optional(),
-  conversation_id: idField,
-  in_reply_to: idField,
-  session_id: idField,
-  return_to: z.string().optional(),
-  priority: z.enum(PRIORITIES).optional(),
-  requires_reply: z.boolean().optional(),
+  ...packetFields,
   zone: z.enum(ZONES).optional(),
   files: z.array(z.string()).optional(),
   ttl_ms: z.number().int().positive().optional()
@@ -34,14 +44,23 @@ const isName: Check = (v) => typeof v === 'string' && v.length >= 1 && v.length 
 const isStrings: Check = (v) => Array.isArray(v) && v.every(isString)
 const oneOf = (values: readonly string[]): Check => (v) => typeof v === 'string' && values.includes(v)
 
+/** What fieldSchema accepts, as a check. */
+function fieldCheck (spec: FieldSpec): Check {
+  switch (spec.kind) {
+    case 'string': return (v) => typeof v === 'string' && v.length >= 1 && v.length <= MAX_ID_FIELD
+    case 'nodeId': return isString
+    case 'enum': return oneOf(spec.values)
+    case 'bool': return (v) => typeof v === 'boolean'
+  }
+}
+
 /** Each field of sendSchema, in its order, with what it accepts (besides absence, for all but as/to). */
-const SEND_FIELDS: ReadonlyArray<[keyof SendParams, Check]> = [
+const CHECKS: ReadonlyArray<[keyof SendParams, Check]> = [
   ['as', isName], ['to', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
-  ['conversation_id', isName], ['in_reply_to', isName], ['session_id', isName], ['return_to', isString],
-  ['priority', oneOf(PRIORITIES)], ['requires_reply', (v) => typeof v === 'boolean'], ['zone', oneOf(ZONES)],
-  ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
+  ...SEND_FIELDS.map((k): [keyof SendParams, Check] => [k, fieldCheck(FIELDS[k])]),
+  ['zone', oneOf(ZONES)], ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
 ]
-const SEND_KEYS = new Set<string>(SEND_FIELDS.map(([k]) => k))
+const SEND_KEYS = new Set<string>(CHECKS.map(([k]) => k))
 const PAYLOAD_KEYS = new Set<string>(PAYLOAD_FIELDS)
 
 function isPlainObject (v: unknown): v is Record<string, unknown> {
@@ -78,7 +97,7 @@ function payloadOf (v: Record<string, unknown>): Record<string, unknown> {
 export function checkSendParams (raw: unknown): SendParams | undefined {
   if (!isPlainObject(raw) || !onlyKeys(raw, SEND_KEYS)) return undefined
   const out: Record<string, unknown> = {}
-  for (const [key, ok] of SEND_FIELDS) {
+  for (const [key, ok] of CHECKS) {
     const v = raw[key]
     if (v === undefined) {
       if (key === 'as' || key === 'to') return undefined

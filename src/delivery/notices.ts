@@ -1,4 +1,4 @@
-import { encodePacket } from '../packet/codec.js'
+import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { AppendItem, InboxStore } from '../store/inbox.js'
 import type { Logger } from '../util/log.js'
@@ -14,13 +14,15 @@ export interface NoticesComponents {
  * delivery) and denied attempts (from the ACL service).
  */
 export class Notices {
+  private readonly codec = new PacketCodec()
+
   constructor (private readonly components: NoticesComponents) {}
 
   /** The inbox item of a notice (for callers that append it with other writes). */
   item (nodeId: string, context: string, inReplyTo?: string): AppendItem {
     const packet: Packet = { id: ulid(), from: nodeId, to: nodeId, signal: 'ERROR', scope: { files: [], zone: 'project' }, payload: { context }, ts: Date.now() }
     if (inReplyTo !== undefined) packet.in_reply_to = inReplyTo
-    return { nodeId, packetId: packet.id, packet: encodePacket(packet) }
+    return { nodeId, packetId: packet.id, packet: this.codec.encode(packet) }
   }
 
   /** Append one notice; a failure is logged (a notice never fails its caller). */

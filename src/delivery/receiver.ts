@@ -1,7 +1,7 @@
 import * as lp from 'it-length-prefixed'
 import { pushable } from 'it-pushable'
 import type { Connection, Stream } from '@libp2p/interface'
-import { decodePacket } from '../packet/codec.js'
+import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { AppendItem, InboxStore } from '../store/inbox.js'
 import { InboxFullError, errorCode, errorMessage } from '../util/errors.js'
@@ -30,6 +30,8 @@ interface Slot { result?: AckResult, item?: AppendItem }
  * each packet only once it is durable. Frames are answered in order.
  */
 export class PacketReceiver {
+  /** decodes every inbound packet (its cache of recent node ids is this receiver's) */
+  private readonly codec = new PacketCodec()
   /** the current inbound packet stream per remote host */
   private readonly current = new Map<string, Stream>()
 
@@ -97,7 +99,7 @@ export class PacketReceiver {
   private async admitOne (bytes: Uint8Array, remote: string, retryBlocked: Set<string>): Promise<Slot> {
     let packet: Packet
     try {
-      packet = decodePacket(bytes)
+      packet = this.codec.decode(bytes)
     } catch (err) {
       return { result: { c: errorCode(err), m: errorMessage(err) } }
     }

@@ -84,22 +84,44 @@ function writeValue (w: Writer, v: unknown): void {
   throw new Unsupported()
 }
 
-/** scratch space reused by every call (encoding is synchronous); one that grew past this is not kept */
+/** one scratch buffer that grew past this is not kept */
 const SCRATCH_KEEP = 1024 * 1024
-let scratch: Buffer = Buffer.allocUnsafeSlow(16 * 1024)
+const SCRATCH_START = 16 * 1024
+/** the first buffer of a one-off encode (from Node's buffer pool) */
+const ONE_OFF_START = 2048
 
-/** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode. */
-export function encodeCanonical (value: unknown): Uint8Array {
-  const w = new Writer(scratch)
+/**
+ * The canonical encoder with its own scratch space, reused by every call
+ * (encoding is synchronous): whoever encodes many packets owns one.
+ */
+export class CanonicalEncoder {
+  private scratch: Buffer | undefined
+
+  /** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode. */
+  encode (value: unknown): Uint8Array {
+    this.scratch ??= Buffer.allocUnsafeSlow(SCRATCH_START)
+    const w = new Writer(this.scratch)
+    try {
+      return encodeWith(w, value)
+    } finally {
+      if (w.buf !== this.scratch && w.buf.length <= SCRATCH_KEEP) this.scratch = w.buf
+    }
+  }
+}
+
+function encodeWith (w: Writer, value: unknown): Uint8Array {
   try {
     writeValue(w, value)
   } catch (err) {
     if (err instanceof Unsupported) return cbor.encode(value)
     throw err
-  } finally {
-    if (w.buf !== scratch && w.buf.length <= SCRATCH_KEEP) scratch = w.buf
   }
   const out = new Uint8Array(w.pos)
   out.set(w.buf.subarray(0, w.pos))
   return out
+}
+
+/** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode (one-off: no scratch is kept). */
+export function encodeCanonical (value: unknown): Uint8Array {
+  return encodeWith(new Writer(Buffer.allocUnsafe(ONE_OFF_START)), value)
 }

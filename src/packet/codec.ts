@@ -1,7 +1,7 @@
 import * as cbor from '@ipld/dag-cbor'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
-import { encodeCanonical } from './canonical.js'
-import { decodeCanonicalPacket } from './decode-fast.js'
+import { CanonicalEncoder, encodeCanonical } from './canonical.js'
+import { PacketDecoder, decodeCanonicalPacket } from './decode-fast.js'
 import type { Packet } from './types.js'
 import { validatePacket } from './validate.js'
 
@@ -14,6 +14,31 @@ function stripUndefined (p: Packet): Record<string, unknown> {
     if (v !== undefined) out[k] = v
   }
   return out
+}
+
+/**
+ * The packet codec with its caches (the encoder's scratch space, the
+ * decoder's recently seen node ids): whoever encodes or decodes a stream of
+ * packets owns one. encodePacket / decodePacket below are the same without
+ * caches kept between calls.
+ */
+export class PacketCodec {
+  private readonly encoder = new CanonicalEncoder()
+  private readonly decoder = new PacketDecoder()
+
+  /** Deterministic DAG-CBOR encoding of a validated packet. */
+  encode (packet: Packet): Uint8Array {
+    const valid = validatePacket(stripUndefined(packet))
+    const bytes = this.encoder.encode(stripUndefined(valid))
+    checkSize(bytes)
+    return bytes
+  }
+
+  /** Decode and validate untrusted packet bytes (as decodePacket). */
+  decode (bytes: Uint8Array): Packet {
+    checkSize(bytes)
+    return this.decoder.decode(bytes) ?? decodeViaDagCbor(bytes)
+  }
 }
 
 /** Deterministic DAG-CBOR encoding of a validated packet. */

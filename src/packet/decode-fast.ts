@@ -13,13 +13,19 @@
 // - a text string with a leading UTF-8 BOM is not handled here: cborg's
 //   TextDecoder drops the BOM, so dag-cbor decides what it becomes;
 // - invalid UTF-8 is not handled here (cborg replaces it with U+FFFD).
+//
+// The top-level keys and the readers of the optional fields come from the
+// field table (fields.ts). A PacketDecoder keeps its own cache of recently
+// seen node ids: whoever decodes a stream of packets owns one.
 import { Buffer, isUtf8 } from 'node:buffer'
 import { isNodeId } from '../identity/node-key.js'
 import { keyOrder } from './canonical.js'
+import { CborCursor, FALSE, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TEXT, MAJOR_UINT, TRUE } from './cbor-cursor.js'
+import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, SIGNALS, ZONES } from './fields.js'
+import type { FieldName } from './fields.js'
+import { RecentIds } from './recent-ids.js'
 import { signalPayloadProblem } from './rules.js'
-import { PRIORITIES, SIGNALS, ZONES } from './types.js'
 import type { Packet, Payload, PayloadField, Proof, Scope, Zone } from './types.js'
-import { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD } from './validate.js'
 
 /** Thrown inside the reader for anything outside the canonical subset (one instance: no stack is captured). */
 class NotCanonical extends Error {}
@@ -27,13 +33,6 @@ const NOT_CANONICAL = new NotCanonical('not in the canonical packet subset')
 
 function out (): never { throw NOT_CANONICAL }
 
-const MAJOR_UINT = 0
-const MAJOR_BYTES = 2
-const MAJOR_TEXT = 3
-const MAJOR_ARRAY = 4
-const MAJOR_MAP = 5
-const FALSE = 0xf4
-const TRUE = 0xf5
 /**
  * strings up to this many bytes (map keys, enum values) are read by a loop
  * while they are ASCII; longer ones natively (a long concatenated string is
@@ -44,6 +43,7 @@ const SHORT_STRING = 16
 const ULID_CHAR = new Uint8Array(128)
 for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] = 1
 const ULID_LENGTH = 26
+const EMPTY = new Uint8Array(0)
 
 /** The keys one map may have, in canonical order. */
 interface KeyTable {
@@ -56,7 +56,7 @@ function keyTable (keys: readonly string[]): KeyTable {
   return { names, bytes: names.map((k) => Uint8Array.from(Buffer.from(k, 'latin1'))) }
 }
 
-const TOP_KEYS = keyTable(['id', 'from', 'to', 'from_name', 'to_name', 'signal', 'scope', 'payload', 'return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply', 'ts', 'proof'])
+const TOP_KEYS = keyTable(PACKET_KEYS)
 const SCOPE_KEYS = keyTable(['files', 'zone'])
 const PAYLOAD_KEYS = keyTable(['text', 'context', 'decision', 'options', 'result'])
 const PROOF_KEYS = keyTable(['lineage', 'grants'])
@@ -65,98 +65,27 @@ function oneOf<T extends string> (list: readonly T[], v: string): T {
   return (list as readonly string[]).includes(v) ? v as T : out()
 }
 
-/**
- * The encoded form (head and UTF-8) of node ids that were checked valid
- * recently, direct-mapped by a hash of their last bytes: a stream carries
- * the same few from/to ids, and equal bytes are the same valid id, so its
- * text is neither decoded nor checked again.
- */
-class RecentIds {
-  private readonly slots: Array<{ bytes: Uint8Array, id: string } | undefined> = new Array(RECENT_IDS).fill(undefined)
-
-  private static slot (d: Uint8Array, end: number): number {
-    return (d[end - 1] * 31 + d[end - 2] * 7 + d[end - 3]) & (RECENT_IDS - 1)
-  }
-
-  /** The entry whose encoded bytes (head and text, at most 2 + 255) start at `start`. */
-  find (d: Uint8Array, start: number, end: number): { bytes: Uint8Array, id: string } | undefined {
-    const b = d[start]
-    const n = b >= 0x60 && b < 0x78 ? 1 + b - 0x60 : b === 0x78 && start + 1 < end ? 2 + d[start + 1] : 0
-    if (n < 4 || start + n > end) return undefined
-    const e = this.slots[RecentIds.slot(d, start + n)]
-    if (e === undefined || e.bytes.length !== n) return undefined
-    const k = e.bytes
-    for (let i = n - 1; i >= 0; i--) if (d[start + i] !== k[i]) return undefined
-    return e
-  }
-
-  remember (bytes: Uint8Array, id: string): void {
-    if (bytes.length < 4 || bytes.length > 257) return
-    this.slots[RecentIds.slot(bytes, bytes.length)] = { bytes, id }
-  }
-}
-
-const RECENT_IDS = 64
-const recentIds = new RecentIds()
-
 type Slice = (this: Buffer, start: number, end: number) => string
 /** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
 const utf8Slice: Slice = (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
   function (this: Buffer, start: number, end: number) { return this.toString('utf8', start, end) }
 
-class Reader {
-  private pos = 0
-  private readonly end: number
-  /** a plain Uint8Array view: slices of a Buffer would be Buffers, cborg's are plain */
-  private readonly data: Uint8Array
-  private readonly buf: Buffer
+class Reader extends CborCursor {
+  /** a Buffer over the bytes (for its UTF-8 slice), made when a long string needs it */
+  private buf: Buffer | undefined
 
-  constructor (bytes: Uint8Array) {
-    this.data = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes
-    this.end = bytes.byteLength
-    this.buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  constructor (private readonly recentIds: RecentIds | undefined) { super() }
+
+  /** Read `bytes`; a Buffer is read through a plain Uint8Array view (slices of a Buffer would be Buffers, cborg's are plain). */
+  start (bytes: Uint8Array): void {
+    this.reset(Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes)
+    this.buf = undefined
   }
-
-  done (): boolean { return this.pos === this.end }
 
   /** The argument of a head of `major`: minimal, definite, a safe integer. */
   head (major: number): number {
-    const d = this.data
-    const p = this.pos
-    if (p >= this.end) out()
-    const b = d[p]
-    if (b >>> 5 !== major) out()
-    const minor = b & 31
-    if (minor < 24) { this.pos = p + 1; return minor }
-    if (minor === 24) {
-      if (p + 2 > this.end || d[p + 1] < 24) out()
-      this.pos = p + 2
-      return d[p + 1]
-    }
-    if (minor === 25) {
-      if (p + 3 > this.end) out()
-      const v = (d[p + 1] << 8) | d[p + 2]
-      if (v < 0x100) out()
-      this.pos = p + 3
-      return v
-    }
-    if (minor === 26) {
-      if (p + 5 > this.end) out()
-      const v = d[p + 1] * 0x1000000 + ((d[p + 2] << 16) | (d[p + 3] << 8) | d[p + 4])
-      if (v < 0x10000) out()
-      this.pos = p + 5
-      return v
-    }
-    if (minor === 27) {
-      if (p + 9 > this.end) out()
-      const hi = d[p + 1] * 0x1000000 + ((d[p + 2] << 16) | (d[p + 3] << 8) | d[p + 4])
-      const lo = d[p + 5] * 0x1000000 + ((d[p + 6] << 16) | (d[p + 7] << 8) | d[p + 8])
-      // minimal means at least 2^32; a safe integer is below 2^53
-      if (hi === 0 || hi >= 0x200000) out()
-      this.pos = p + 9
-      return hi * 0x100000000 + lo
-    }
-    return out()
+    const n = this.expect(major)
+    return n >= 0 ? n : out()
   }
 
   /** A count of items that follow, each at least one byte. */
@@ -169,7 +98,7 @@ class Reader {
   uint (): number { return this.head(MAJOR_UINT) }
 
   bool (): boolean {
-    const b = this.data[this.pos]
+    const b = this.bytes[this.pos]
     if (b !== TRUE && b !== FALSE) out()
     this.pos++
     return b === TRUE
@@ -181,7 +110,7 @@ class Reader {
     if (n > this.end - s) out()
     this.pos = s + n
     if (n > SHORT_STRING) return this.utf8(s, s + n)
-    const d = this.data
+    const d = this.bytes
     let str = ''
     for (let i = s; i < s + n; i++) {
       const c = d[i]
@@ -192,19 +121,20 @@ class Reader {
   }
 
   private utf8 (s: number, e: number): string {
-    const d = this.data
+    const d = this.bytes
     if (e - s >= 3 && d[s] === 0xef && d[s + 1] === 0xbb && d[s + 2] === 0xbf) out()
     if (!isUtf8(d.subarray(s, e))) out()
+    this.buf ??= Buffer.from(d.buffer, d.byteOffset, d.byteLength)
     return utf8Slice.call(this.buf, s, e)
   }
 
   /** A copy of a byte string (as cborg gives: a plain Uint8Array owning its memory). */
-  bytes (): Uint8Array {
+  byteString (): Uint8Array {
     const n = this.head(MAJOR_BYTES)
     const s = this.pos
     if (n > this.end - s) out()
     this.pos = s + n
-    return this.data.slice(s, s + n)
+    return this.bytes.slice(s, s + n)
   }
 
   /**
@@ -213,7 +143,7 @@ class Reader {
    * key is shorter than 24 bytes, so its head is the one byte 0x61..0x77.
    */
   key (table: KeyTable, prev: number): number {
-    const d = this.data
+    const d = this.bytes
     const p = this.pos
     if (p >= this.end) out()
     const b = d[p]
@@ -250,7 +180,7 @@ class Reader {
     const n = this.head(MAJOR_TEXT)
     const s = this.pos
     if (n !== ULID_LENGTH || n > this.end - s) out()
-    const d = this.data
+    const d = this.bytes
     let str = ''
     for (let i = s; i < s + n; i++) {
       const c = d[i]
@@ -264,11 +194,12 @@ class Reader {
   /** A node id (from, to, return_to): a recently seen one is recognised by its bytes. */
   nodeId (): string {
     const start = this.pos
-    const known = recentIds.find(this.data, start, this.end)
+    const recent = this.recentIds
+    const known = recent?.find(this.bytes, start, this.end)
     if (known !== undefined) { this.pos = start + known.bytes.length; return known.id }
     const v = this.str()
     if (!isNodeId(v)) out()
-    recentIds.remember(this.data.slice(start, this.pos), v)
+    recent?.remember(this.bytes.slice(start, this.pos), v)
     return v
   }
 
@@ -286,7 +217,7 @@ class Reader {
     const n = this.count(MAJOR_ARRAY)
     if (n > MAX_PROOF_ITEMS) out()
     const list: Uint8Array[] = []
-    for (let i = 0; i < n; i++) list.push(this.bytes())
+    for (let i = 0; i < n; i++) list.push(this.byteString())
     return list
   }
 
@@ -336,66 +267,109 @@ class Reader {
 /** The packet's fields as they are read (each at most once; `build` checks the required ones). */
 type Fields = Partial<Packet>
 
-function readField (r: Reader, key: string, f: Fields): void {
-  switch (key) {
-    case 'id': f.id = r.ulid(); return
-    case 'to': f.to = r.nodeId(); return
-    case 'ts': f.ts = r.uint(); return
-    case 'from': f.from = r.nodeId(); return
-    case 'proof': f.proof = r.proof(); return
-    case 'scope': f.scope = r.scope(); return
-    case 'signal': f.signal = oneOf(SIGNALS, r.text()); return
-    case 'payload': f.payload = r.payload(); return
-    case 'to_name': f.to_name = r.str(); return
-    case 'priority': f.priority = oneOf(PRIORITIES, r.text()); return
-    case 'from_name': f.from_name = r.str(); return
-    case 'return_to': f.return_to = r.nodeId(); return
-    case 'session_id': f.session_id = r.str(); return
-    case 'in_reply_to': f.in_reply_to = r.str(); return
-    case 'requires_reply': f.requires_reply = r.bool(); return
-    case 'conversation_id': f.conversation_id = r.str(); return
+/** How each key of TOP_KEYS is read: the envelope by name, the optional fields by their kind */
+const K_ID = 0
+const K_FROM = 1
+const K_TO = 2
+const K_TS = 3
+const K_SIGNAL = 4
+const K_SCOPE = 5
+const K_PAYLOAD = 6
+const K_PROOF = 7
+const K_STRING = 8
+const K_NODE = 9
+const K_ENUM = 10
+const K_BOOL = 11
+const ENVELOPE_READ: Record<string, number> = { id: K_ID, from: K_FROM, to: K_TO, ts: K_TS, signal: K_SIGNAL, scope: K_SCOPE, payload: K_PAYLOAD, proof: K_PROOF }
+const OPTIONAL_READ = { string: K_STRING, nodeId: K_NODE, enum: K_ENUM, bool: K_BOOL } as const
+const TOP_READ = Uint8Array.from(TOP_KEYS.names, (k) => ENVELOPE_READ[k] ?? OPTIONAL_READ[FIELDS[k as FieldName].kind])
+/** the index in FIELD_NAMES of each key of TOP_KEYS (-1 for the envelope) */
+const TOP_FIELD = Int8Array.from(TOP_KEYS.names, (k) => (FIELD_NAMES as readonly string[]).indexOf(k))
+const TOP_VALUES: ReadonlyArray<readonly string[]> = TOP_KEYS.names.map((k) => {
+  const spec = FIELDS[k as FieldName]
+  return spec !== undefined && spec.kind === 'enum' ? spec.values : []
+})
+
+/** Read the value of TOP_KEYS[k]: an envelope field into `f`, an optional one into `opt` (by its FIELD_NAMES index). */
+function readField (r: Reader, k: number, f: Fields, opt: unknown[]): void {
+  switch (TOP_READ[k]) {
+    case K_ID: f.id = r.ulid(); return
+    case K_FROM: f.from = r.nodeId(); return
+    case K_TO: f.to = r.nodeId(); return
+    case K_TS: f.ts = r.uint(); return
+    case K_SIGNAL: f.signal = oneOf(SIGNALS, r.text()); return
+    case K_SCOPE: f.scope = r.scope(); return
+    case K_PAYLOAD: f.payload = r.payload(); return
+    case K_PROOF: f.proof = r.proof(); return
+    case K_STRING: opt[TOP_FIELD[k]] = r.str(); return
+    case K_NODE: opt[TOP_FIELD[k]] = r.nodeId(); return
+    case K_ENUM: opt[TOP_FIELD[k]] = oneOf(TOP_VALUES[k], r.text()); return
+    case K_BOOL: opt[TOP_FIELD[k]] = r.bool(); return
     default: out()
   }
 }
 
-function build (f: Fields): Packet {
+/** The packet of the fields read; takes the optional values out of `opt` (leaving it empty). */
+function build (f: Fields, opt: unknown[]): Packet {
   const { id, from, to, signal, payload, ts } = f
   if (id === undefined || from === undefined || to === undefined || signal === undefined || payload === undefined || ts === undefined) return out()
   if (signalPayloadProblem(signal, payload) !== undefined) out()
   const p: Packet = { id, from, to, signal, scope: f.scope ?? { files: [], zone: 'project' }, payload, ts }
   // the order validatePacket sets them in
-  if (f.from_name !== undefined) p.from_name = f.from_name
-  if (f.to_name !== undefined) p.to_name = f.to_name
-  if (f.return_to !== undefined) p.return_to = f.return_to
-  if (f.session_id !== undefined) p.session_id = f.session_id
-  if (f.conversation_id !== undefined) p.conversation_id = f.conversation_id
-  if (f.in_reply_to !== undefined) p.in_reply_to = f.in_reply_to
-  if (f.priority !== undefined) p.priority = f.priority
-  if (f.requires_reply !== undefined) p.requires_reply = f.requires_reply
+  const o = p as unknown as Record<string, unknown>
+  for (let i = 0; i < opt.length; i++) {
+    const v = opt[i]
+    if (v !== undefined) { o[FIELD_NAMES[i]] = v; opt[i] = undefined }
+  }
   if (f.proof !== undefined) p.proof = f.proof
   return p
 }
 
 /**
- * The packet in canonical packet bytes, equal to validatePacket(dag-cbor
- * decode of them); undefined when the bytes are outside the canonical subset
- * or not a valid packet (the dag-cbor path then decides and names the error).
+ * A direct decoder of canonical packet bytes. It keeps the encoded form of
+ * the node ids it checked recently (a stream carries the same few): the
+ * receiver of a stream owns one; decodeCanonicalPacket uses one without
+ * that cache.
  */
-export function decodeCanonicalPacket (bytes: Uint8Array): Packet | undefined {
-  if (!(bytes instanceof Uint8Array)) return undefined
-  try {
-    const r = new Reader(bytes)
-    const n = r.count(MAJOR_MAP)
-    const f: Fields = {}
-    let k = -1
-    for (let i = 0; i < n; i++) {
-      k = r.key(TOP_KEYS, k)
-      readField(r, TOP_KEYS.names[k], f)
-    }
-    if (!r.done()) out()
-    return build(f)
-  } catch (err) {
-    if (err === NOT_CANONICAL) return undefined
-    throw err
+export class PacketDecoder {
+  private readonly r: Reader
+  /** the optional field values of the packet being read, by FIELD_NAMES index (empty between calls) */
+  private readonly opt: unknown[] = new Array(FIELD_NAMES.length).fill(undefined)
+
+  constructor (opts: { recentIds?: boolean } = {}) {
+    this.r = new Reader(opts.recentIds === false ? undefined : new RecentIds())
   }
+
+  /**
+   * The packet in canonical packet bytes, equal to validatePacket(dag-cbor
+   * decode of them); undefined when the bytes are outside the canonical subset
+   * or not a valid packet (the dag-cbor path then decides and names the error).
+   */
+  decode (bytes: Uint8Array): Packet | undefined {
+    if (!(bytes instanceof Uint8Array)) return undefined
+    const r = this.r
+    try {
+      r.start(bytes)
+      const n = r.count(MAJOR_MAP)
+      const f: Fields = {}
+      let k = -1
+      for (let i = 0; i < n; i++) {
+        k = r.key(TOP_KEYS, k)
+        readField(r, k, f, this.opt)
+      }
+      if (!r.done()) out()
+      return build(f, this.opt)
+    } catch (err) {
+      this.opt.fill(undefined)
+      if (err === NOT_CANONICAL) return undefined
+      throw err
+    } finally {
+      r.reset(EMPTY)
+    }
+  }
+}
+
+/** PacketDecoder.decode without a recent-ids cache (a fresh decoder per call). */
+export function decodeCanonicalPacket (bytes: Uint8Array): Packet | undefined {
+  return new PacketDecoder({ recentIds: false }).decode(bytes)
 }

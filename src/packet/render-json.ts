@@ -7,66 +7,23 @@
 // starting with a BOM. Anything else (floats, tags, byte strings where they
 // would be rendered, odd keys, malformed data) falls back to
 // JSON.stringify(renderEntry(...)), so the output is the same either way.
+//
+// The rendered fields come from the field table (fields.ts, through
+// render.ts); CBOR heads are read by the shared cursor (cbor-cursor.ts).
 import type { JsonBytes } from '../util/json-bytes.js'
-import type { InboxEntry } from '../store/inbox.js'
-import { OPTIONAL_FIELDS, renderEntry } from './render.js'
+import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_SIMPLE, MAJOR_TEXT, MAJOR_UINT, SIMPLE_FALSE, SIMPLE_TRUE } from './cbor-cursor.js'
+import { BACKSLASH, QUOTE, writeText } from './json-text.js'
+import { OPTIONAL_FIELDS, renderEntry, type PacketEntry } from './render.js'
 
-/** Where a reader stands in the packet bytes, and the last head read. */
-interface Cursor { pos: number, major: number, arg: number }
+type Cursor = CborCursor
 
 const MAX_DEPTH = 32
-const TWO_32 = 4294967296
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const COMMA = 0x2c
 const COLON = 0x3a
-const SHORT_ESCAPES: Record<number, string> = { 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' }
 const PROTO = ascii('__proto__')
-/** bytes of text: copied as they are, escaped by JSON.stringify, or the lead of a multi-byte sequence */
-const PLAIN = 0
-const ESCAPE = 1
-const MULTI = 2
-const TEXT_CLASS = Uint8Array.from({ length: 256 }, (_, ch) => ch >= 0x80 ? MULTI : ch < 0x20 || ch === QUOTE || ch === BACKSLASH ? ESCAPE : PLAIN)
 
 function ascii (s: string): Uint8Array {
   return Uint8Array.from(s, (ch) => ch.charCodeAt(0))
-}
-
-/** One CBOR head (strict: minimal argument); false for what the fast path leaves alone. */
-function head (b: Uint8Array, c: Cursor): boolean {
-  if (c.pos >= b.length) return false
-  const ib = b[c.pos++]
-  c.major = ib >> 5
-  const minor = ib & 31
-  if (c.major === 7) { c.arg = minor; return minor >= 20 && minor <= 22 } // false, true, null only
-  if (minor < 24) { c.arg = minor; return true }
-  const p = c.pos
-  if (minor === 24) {
-    if (p + 1 > b.length) return false
-    c.arg = b[p]; c.pos += 1
-    return c.arg >= 24
-  }
-  if (minor === 25) {
-    if (p + 2 > b.length) return false
-    c.arg = (b[p] << 8) | b[p + 1]; c.pos += 2
-    return c.arg >= 256
-  }
-  if (minor === 26) {
-    if (p + 4 > b.length) return false
-    c.arg = u32(b, p); c.pos += 4
-    return c.arg >= 65536
-  }
-  if (minor === 27) {
-    if (p + 8 > b.length) return false
-    const hi = u32(b, p)
-    c.arg = hi * TWO_32 + u32(b, p + 4); c.pos += 8
-    return hi > 0 && c.arg <= Number.MAX_SAFE_INTEGER
-  }
-  return false
-}
-
-function u32 (b: Uint8Array, p: number): number {
-  return b[p] * 16777216 + ((b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3])
 }
 
 function sameBytes (b: Uint8Array, x: number, y: number, len: number): boolean {
@@ -89,7 +46,7 @@ function equalsAt (b: Uint8Array, at: number, len: number, want: Uint8Array): bo
  * Returns the offset of the key's text, or -1.
  */
 function plainKey (b: Uint8Array, c: Cursor): number {
-  if (!head(b, c) || c.major !== 3 || c.arg === 0) return -1
+  if (!c.next() || c.major !== MAJOR_TEXT || c.arg === 0) return -1
   const start = c.pos
   const end = start + c.arg
   if (end > b.length) return -1
@@ -112,124 +69,37 @@ function repeated (b: Uint8Array, keys: number[], start: number, len: number): b
   return false
 }
 
-/** Length of the well-formed UTF-8 sequence at i (Unicode table 3-7), 0 if ill-formed. */
-function utf8Length (b: Uint8Array, i: number, end: number): number {
-  const b0 = b[i]
-  if (b0 >= 0xc2 && b0 <= 0xdf) return cont(b, i + 1, end, 0x80, 0xbf) ? 2 : 0
-  let lo = 0x80
-  let hi = 0xbf
-  if (b0 >= 0xe0 && b0 <= 0xef) {
-    if (b0 === 0xe0) lo = 0xa0
-    if (b0 === 0xed) hi = 0x9f
-    return cont(b, i + 1, end, lo, hi) && cont(b, i + 2, end, 0x80, 0xbf) ? 3 : 0
-  }
-  if (b0 >= 0xf0 && b0 <= 0xf4) {
-    if (b0 === 0xf0) lo = 0x90
-    if (b0 === 0xf4) hi = 0x8f
-    return cont(b, i + 1, end, lo, hi) && cont(b, i + 2, end, 0x80, 0xbf) && cont(b, i + 3, end, 0x80, 0xbf) ? 4 : 0
-  }
-  return 0
-}
-
-function cont (b: Uint8Array, i: number, end: number, lo: number, hi: number): boolean {
-  return i < end && b[i] >= lo && b[i] <= hi
-}
-
-/** Texts at least this long are scanned four bytes at a time. */
-const WORD_SCAN = 32
-
-/** The end of the run of PLAIN bytes starting at i (at most `end`). */
-function plainRun (b: Uint8Array, i: number, end: number): number {
-  if (end - i >= WORD_SCAN) {
-    while (((b.byteOffset + i) & 3) !== 0 && TEXT_CLASS[b[i]] === PLAIN) i++
-    if (((b.byteOffset + i) & 3) === 0) i = plainWords(b, i, end)
-  }
-  while (i < end && TEXT_CLASS[b[i]] === PLAIN) i++
-  return i
-}
-
-/**
- * Skip whole 4-byte words with no byte that is >= 0x80, < 0x20, '"' or '\\'
- * (bit tricks that never miss such a byte); i is 4-aligned in the buffer.
- * Returns where the byte-by-byte scan goes on.
- */
-function plainWords (b: Uint8Array, i: number, end: number): number {
-  const words = (end - i) >> 2
-  const w32 = new Uint32Array(b.buffer, b.byteOffset + i, words)
-  let k = 0
-  for (; k < words; k++) {
-    const w = w32[k]
-    const quote = w ^ 0x22222222
-    const backslash = w ^ 0x5c5c5c5c
-    const special = (w & 0x80808080) | // a byte >= 0x80
-      ((w - 0x20202020) & ~w & 0x80808080) | // a byte < 0x20
-      ((quote - 0x01010101) & ~quote & 0x80808080) | // a byte == '"'
-      ((backslash - 0x01010101) & ~backslash & 0x80808080) // a byte == '\\'
-    if (special !== 0) break
-  }
-  return i + k * 4
-}
-
-/**
- * b[start, end) as a JSON string: well-formed UTF-8 is copied, the characters
- * JSON.stringify escapes are escaped the same way (ECMA-262 QuoteJSONString).
- * False for ill-formed UTF-8 and a leading BOM (decoders replace or drop those).
- */
-function writeText (b: Uint8Array, start: number, end: number, out: JsonBytes): boolean {
-  if (end - start >= 3 && b[start] === 0xef && b[start + 1] === 0xbb && b[start + 2] === 0xbf) return false
-  out.byte(QUOTE)
-  let run = start
-  let i = start
-  while (i < end) {
-    i = plainRun(b, i, end)
-    if (i === end) break
-    if (TEXT_CLASS[b[i]] === ESCAPE) {
-      const ch = b[i]
-      out.copy(b, run, i)
-      out.ascii(SHORT_ESCAPES[ch] ?? '\\u00' + ch.toString(16).padStart(2, '0'))
-      run = ++i
-    } else {
-      const len = utf8Length(b, i, end)
-      if (len === 0) return false
-      i += len
-    }
-  }
-  out.copy(b, run, end)
-  out.byte(QUOTE)
-  return true
-}
-
 /**
  * Check (and, with `out`, write as JSON) one data item at c.pos. Without
  * `out` the item is only skipped: it is not rendered, so byte strings and
  * any text are fine there (a decoder accepts them).
  */
 function item (b: Uint8Array, c: Cursor, out: JsonBytes | undefined, depth: number): boolean {
-  if (depth > MAX_DEPTH || !head(b, c)) return false
+  if (depth > MAX_DEPTH || !c.next()) return false
   const n = c.arg
   switch (c.major) {
-    case 0: out?.ascii(String(n)); return true
-    case 1: {
+    case MAJOR_UINT: out?.ascii(String(n)); return true
+    case MAJOR_NEGINT: {
       const v = -1 - n
       if (v < Number.MIN_SAFE_INTEGER) return false
       out?.ascii(String(v))
       return true
     }
-    case 2: {
+    case MAJOR_BYTES: {
       if (out !== undefined || c.pos + n > b.length) return false
       c.pos += n
       return true
     }
-    case 3: {
+    case MAJOR_TEXT: {
       const start = c.pos
       const end = start + n
       if (end > b.length) return false
       c.pos = end
       return out === undefined || writeText(b, start, end, out)
     }
-    case 4: return array(b, c, n, out, depth)
-    case 5: return map(b, c, n, out, depth)
-    case 7: out?.ascii(n === 20 ? 'false' : n === 21 ? 'true' : 'null'); return true
+    case MAJOR_ARRAY: return array(b, c, n, out, depth)
+    case MAJOR_MAP: return map(b, c, n, out, depth)
+    case MAJOR_SIMPLE: out?.ascii(n === SIMPLE_FALSE ? 'false' : n === SIMPLE_TRUE ? 'true' : 'null'); return true
     default: return false // tags
   }
 }
@@ -301,7 +171,7 @@ interface NameMemo { id: Uint8Array, carried: Uint8Array | undefined, json: Uint
  * rendering a page is synchronous, so the answers cannot change within it).
  */
 export class EntryJsonRenderer {
-  private readonly c: Cursor = { pos: 0, major: 0, arg: 0 }
+  private readonly c = new CborCursor()
   /** value offset of each of FIELDS in the current packet, -1 when absent */
   private readonly at = new Array<number>(FIELDS.length).fill(-1)
   private readonly other: number[] = []
@@ -312,7 +182,7 @@ export class EntryJsonRenderer {
   constructor (private readonly label: (id: string) => string) {}
 
   /** Append the JSON text of renderEntry(entry, label) to `out`. */
-  write (entry: InboxEntry, out: JsonBytes): void {
+  write (entry: PacketEntry, out: JsonBytes): void {
     const mark = out.length
     if (this.fast(entry, out)) return
     out.length = mark
@@ -320,7 +190,7 @@ export class EntryJsonRenderer {
     out.json(renderEntry(entry, this.label))
   }
 
-  private fast (entry: InboxEntry, out: JsonBytes): boolean {
+  private fast (entry: PacketEntry, out: JsonBytes): boolean {
     const b = entry.packet
     if (!this.scan(b)) return false
     const at = this.at
@@ -349,8 +219,8 @@ export class EntryJsonRenderer {
     const at = this.at
     at.fill(-1)
     this.other.length = 0
-    c.pos = 0
-    if (!head(b, c) || c.major !== 5) return false
+    c.reset(b)
+    if (!c.next() || c.major !== MAJOR_MAP) return false
     for (let i = c.arg; i > 0; i--) {
       const start = plainKey(b, c)
       if (start < 0) return false
@@ -420,7 +290,7 @@ export class EntryJsonRenderer {
   private textAt (b: Uint8Array, at: number): Span | undefined {
     const c = this.c
     c.pos = at
-    if (!head(b, c) || c.major !== 3 || c.pos + c.arg > b.length) return undefined
+    if (!c.next() || c.major !== MAJOR_TEXT || c.pos + c.arg > b.length) return undefined
     return [c.pos, c.arg]
   }
 }
@@ -441,6 +311,6 @@ function jsonNumber (n: number): string {
 }
 
 /** Append the JSON text of renderEntry(entry, label) to `out` (one entry; a page uses one EntryJsonRenderer). */
-export function renderEntryJson (entry: InboxEntry, label: (id: string) => string, out: JsonBytes): void {
+export function renderEntryJson (entry: PacketEntry, label: (id: string) => string, out: JsonBytes): void {
   new EntryJsonRenderer(label).write(entry, out)
 }

@@ -1,6 +1,15 @@
 import * as cbor from '@ipld/dag-cbor'
+import { RENDERED_FIELDS } from './fields.js'
 import type { Packet } from './types.js'
-import type { InboxEntry } from '../store/inbox.js'
+
+/** What is rendered: a stored packet with its place in an inbox (the store's InboxEntry is one). */
+export interface PacketEntry {
+  seq: number
+  /** the packet bytes as received */
+  packet: Uint8Array
+  /** receive time, ms */
+  received: number
+}
 
 export interface RenderedPacket {
   seq: number
@@ -17,11 +26,11 @@ export interface RenderedPacket {
   [key: string]: unknown
 }
 
-/** the optional packet fields renderEntry copies, in its order */
-export const OPTIONAL_FIELDS = ['return_to', 'session_id', 'conversation_id', 'in_reply_to', 'priority', 'requires_reply'] as const
+/** the optional packet fields renderEntry copies, in its order (fields.ts: those with `render`) */
+export const OPTIONAL_FIELDS = RENDERED_FIELDS
 
 /** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
-export function renderEntry (entry: InboxEntry, label: (id: string) => string): RenderedPacket {
+export function renderEntry (entry: PacketEntry, label: (id: string) => string): RenderedPacket {
   // inbox entries were validated when they were stored: decode without re-validating
   const p = cbor.decode<Packet>(entry.packet)
   const out: RenderedPacket = {

@@ -1,15 +1,13 @@
 // The packet of ARCHITECTURE §2: the context packet inside an envelope.
+// Its optional scalar fields are declared in fields.ts (one table drives the
+// validator, the decoders, the renderers and the send parameters).
+import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './fields.js'
+import type { OptionalFields } from './fields.js'
 
-export const SIGNALS = ['SPAWN', 'RETURN', 'BLOCKED_ON', 'CHECKPOINT', 'HANDOFF', 'ESCALATE', 'ERROR', 'MESSAGE'] as const
+export { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES }
 export type Signal = typeof SIGNALS[number]
-
-export const ZONES = ['kernel', 'project', 'personal'] as const
 export type Zone = typeof ZONES[number]
-
-export const PRIORITIES = ['low', 'normal', 'high'] as const
 export type Priority = typeof PRIORITIES[number]
-
-export const PAYLOAD_FIELDS = ['text', 'context', 'decision', 'options', 'result'] as const
 export type PayloadField = typeof PAYLOAD_FIELDS[number]
 
 export interface Scope {
@@ -33,23 +31,14 @@ export interface Proof {
   grants?: Uint8Array[]
 }
 
-export interface Packet {
+/** The envelope and the proof; the optional scalar fields (from_name, to_name, return_to, …) come from fields.ts. */
+export interface Packet extends OptionalFields {
   id: string
   from: string
   to: string
-  /** the sender's node name, informational (authority comes from `from`) */
-  from_name?: string
-  /** the target's node name as the sender resolved it, informational */
-  to_name?: string
   signal: Signal
   scope: Scope
   payload: Payload
-  return_to?: string
-  session_id?: string
-  conversation_id?: string
-  in_reply_to?: string
-  priority?: Priority
-  requires_reply?: boolean
   /** sender time, milliseconds since the epoch */
   ts: number
   proof?: Proof

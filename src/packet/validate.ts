@@ -2,16 +2,11 @@ import { isNodeId } from '../identity/node-key.js'
 import { InvalidPacketError, UnknownSignalError } from '../util/errors.js'
 import { isUlid } from '../util/ulid.js'
 import { checkSignalPayload } from './rules.js'
-import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './types.js'
-import type { Packet, Payload, Priority, Proof, Scope, Signal, Zone } from './types.js'
+import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PAYLOAD_FIELDS, SIGNALS, ZONES } from './fields.js'
+import type { FieldSpec } from './fields.js'
+import type { Packet, Payload, Proof, Scope, Signal, Zone } from './types.js'
 
-export const MAX_TEXT_FIELD = 256 * 1024
-export const MAX_FILES = 1000
-export const MAX_OPTIONS = 100
-export const MAX_ID_FIELD = 256
-export const MAX_PROOF_ITEMS = 16
-/** longest scope file and longest option (characters) */
-export const MAX_LIST_STRING = 4096
+export { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD }
 
 type Obj = Record<string, unknown>
 
@@ -25,10 +20,6 @@ function str (o: Obj, key: string, max = MAX_ID_FIELD): string {
     throw new InvalidPacketError(`packet.${key} must be a non-empty string of at most ${max} characters`)
   }
   return v
-}
-
-function optStr (o: Obj, key: string, max = MAX_ID_FIELD): string | undefined {
-  return o[key] === undefined ? undefined : str(o, key, max)
 }
 
 function nodeIdField (o: Obj, key: string): string {
@@ -100,12 +91,12 @@ function proofField (v: unknown): Proof | undefined {
   return proof
 }
 
-function priorityField (v: unknown): Priority | undefined {
+function enumField (v: unknown, key: string, values: readonly string[]): string | undefined {
   if (v === undefined) return undefined
-  if (typeof v !== 'string' || !(PRIORITIES as readonly string[]).includes(v)) {
-    throw new InvalidPacketError(`packet.priority must be one of ${PRIORITIES.join(', ')}`)
+  if (typeof v !== 'string' || !values.includes(v)) {
+    throw new InvalidPacketError(`packet.${key} must be one of ${values.join(', ')}`)
   }
-  return v as Priority
+  return v
 }
 
 function optBool (o: Obj, key: string): boolean | undefined {
@@ -131,18 +122,22 @@ function put (p: Packet, key: string, v: unknown): void {
   if (v !== undefined) (p as unknown as Obj)[key] = v
 }
 
+/** One optional field of fields.ts, checked by its kind (undefined when absent). */
+function optionalField (o: Obj, key: string, spec: FieldSpec): unknown {
+  if (o[key] === undefined) return undefined
+  switch (spec.kind) {
+    case 'string': return str(o, key)
+    case 'nodeId': return nodeIdField(o, key)
+    case 'enum': return enumField(o[key], key, spec.values)
+    case 'bool': return optBool(o, key)
+  }
+}
+
 /** Validate an untrusted value as a packet: shape, bounds, signal/payload rule. */
 export function validatePacket (value: unknown): Packet {
   if (!isObj(value)) throw new InvalidPacketError('packet must be an object')
   const p = envelope(value)
-  put(p, 'from_name', optStr(value, 'from_name'))
-  put(p, 'to_name', optStr(value, 'to_name'))
-  put(p, 'return_to', value.return_to === undefined ? undefined : nodeIdField(value, 'return_to'))
-  put(p, 'session_id', optStr(value, 'session_id'))
-  put(p, 'conversation_id', optStr(value, 'conversation_id'))
-  put(p, 'in_reply_to', optStr(value, 'in_reply_to'))
-  put(p, 'priority', priorityField(value.priority))
-  put(p, 'requires_reply', optBool(value, 'requires_reply'))
+  for (const key of FIELD_NAMES) put(p, key, optionalField(value, key, FIELDS[key]))
   put(p, 'proof', proofField(value.proof))
   return p
 }

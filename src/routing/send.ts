@@ -2,8 +2,10 @@
 // resolved to a kind, the packet built, the permission check (mandatory:
 // it attaches the proof or throws the denial), and the transport registered
 // for the target's kind makes it durable.
-import { decodePacket, encodePacket } from '../packet/codec.js'
-import { SIGNALS, type Packet, type Payload, type Priority, type Signal, type Zone } from '../packet/types.js'
+import { decodePacket, PacketCodec } from '../packet/codec.js'
+import { copySendFields } from '../packet/fields.js'
+import { SIGNALS, type Packet, type Payload, type Signal } from '../packet/types.js'
+import type { SendParams } from '../control/send-params.js'
 import type { QueueResult, Transport } from '../delivery/transport.js'
 import type { InboxStore } from '../store/inbox.js'
 import type { LocalNode } from '../store/nodes.js'
@@ -12,22 +14,8 @@ import { ulid } from '../util/ulid.js'
 import type { NodeRegistry } from './nodes.js'
 import type { Resolver, Target, TargetKind } from './resolve.js'
 
-export interface SendRequest {
-  as: string
-  to: string
-  text?: string
-  signal?: string
-  payload?: Payload
-  conversation_id?: string
-  in_reply_to?: string
-  session_id?: string
-  return_to?: string
-  priority?: Priority
-  requires_reply?: boolean
-  zone?: Zone
-  files?: string[]
-  ttl_ms?: number
-}
+/** The `send` parameters (src/control/send-params.ts; its packet fields come from src/packet/fields.ts). */
+export type SendRequest = SendParams
 
 /**
  * The transport registered for each target kind. The type asks for one entry
@@ -80,15 +68,15 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
     ts: Date.now()
   }
   const conversation = req.conversation_id ?? (req.in_reply_to !== undefined ? await conversationOf(c, fromId, req.in_reply_to) : undefined)
-  const optional = { conversation_id: conversation, in_reply_to: req.in_reply_to, session_id: req.session_id, return_to: req.return_to, priority: req.priority, requires_reply: req.requires_reply }
-  for (const [k, v] of Object.entries(optional)) {
-    if (v !== undefined) (packet as unknown as Record<string, unknown>)[k] = v
-  }
+  copySendFields({ ...req, conversation_id: conversation }, packet)
   return packet
 }
 
 /** `send`: validate, resolve, check the ACL, write durably (outbox or local inbox), return the id. */
 export class Sender {
+  /** this sender's packet codec (its encode scratch is per instance) */
+  private readonly codec = new PacketCodec()
+
   constructor (private readonly components: SenderComponents) {}
 
   async send (req: SendRequest): Promise<QueueResult> {
@@ -98,6 +86,6 @@ export class Sender {
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
     await c.authorizer.authorizeSend(packet, from, target)
     const transport = c.transports[target.kind] as Transport<Target>
-    return await transport.deliver(packet, encodePacket(packet), target, req.ttl_ms ?? c.ttl)
+    return await transport.deliver(packet, this.codec.encode(packet), target, req.ttl_ms ?? c.ttl)
   }
 }

@@ -76,19 +76,26 @@ export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Ar
   return out
 }
 
-/** `{"nodeId":…,"seq":` of the last node a dedup value was made for */
-const dedupHead = { nodeId: '', bytes: Buffer.alloc(0) }
+/** Writes `d!` values, keeping the head `{"nodeId":…,"seq":` of the last node (one per store). */
+class DedupValueEncoder {
+  private nodeId = ''
+  private head: Buffer = Buffer.alloc(0)
+  encode (nodeId: string, seq: number): Uint8Array {
+    if (this.nodeId !== nodeId) { this.nodeId = nodeId; this.head = dedupHeadOf(nodeId) }
+    return dedupValue(this.head, seq)
+  }
+}
+const dedupHeadOf = (nodeId: string): Buffer => Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
 
 /**
  * The `d!` value: the JSON `{"nodeId":…,"seq":N}` (the bytes of
- * toJsonBytes({ nodeId, seq })), built from a cached head and the seq's digits.
+ * toJsonBytes({ nodeId, seq })), built from the head and the seq's digits.
  */
 export function encodeDedupValue (nodeId: string, seq: number): Uint8Array {
-  if (dedupHead.nodeId !== nodeId) {
-    dedupHead.nodeId = nodeId
-    dedupHead.bytes = Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
-  }
-  const head = dedupHead.bytes
+  return dedupValue(dedupHeadOf(nodeId), seq)
+}
+
+function dedupValue (head: Buffer, seq: number): Uint8Array {
   const digits = String(seq)
   const out = Buffer.allocUnsafe(head.byteLength + digits.length + 1)
   out.set(head, 0)
@@ -127,6 +134,7 @@ function seqFromKey (key: string): number {
  * window. Emits 'append' (nodeId, lastSeq) once entries are durable.
  */
 export class InboxStore extends EventEmitter {
+  private readonly dedupValues = new DedupValueEncoder()
   private readonly state = new Map<string, NodeState>()
   /** message id -> seq, for ids whose write is queued but not yet durable */
   private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
@@ -275,7 +283,7 @@ export class InboxStore extends EventEmitter {
       const value = encodeInboxValue(now, item.packet)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
       if (this.watchers.has(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
-      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: encodeDedupValue(item.nodeId, seq) })
+      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: this.dedupValues.encode(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
     }

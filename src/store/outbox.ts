@@ -63,13 +63,18 @@ class LastEncoded {
     return this.bytes
   }
 }
-const lastTo = new LastEncoded()
-const lastFrom = new LastEncoded()
 
-export function encodeEntryValue (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
-  const id = utf8.encode(packetId)
-  const t = lastTo.of(to)
-  const f = lastFrom.of(from)
+/** Writes queue entry values, remembering the UTF-8 of the last target and sender (one per store). */
+export class EntryValueEncoder {
+  private readonly lastTo = new LastEncoded()
+  private readonly lastFrom = new LastEncoded()
+
+  encode (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
+    return entryValue(utf8.encode(packetId), this.lastTo.of(to), this.lastFrom.of(from), exp, packet)
+  }
+}
+
+function entryValue (id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number, packet: Uint8Array): Uint8Array {
   if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
   const head = HEADER_FIXED + id.length + t.length + f.length
   // every byte is written: no zero fill; small values come from Node's buffer pool
@@ -140,6 +145,8 @@ function toEntry (key: string, value: Uint8Array): OutboxEntry {
  * entry that became durable later than a newer one.
  */
 export class OutboxStore {
+  /** the queue entry values this store writes */
+  private readonly values = new EntryValueEncoder()
   private readonly depth = new Map<string, number>()
   private deadCount = 0
   private nextSeq = 1
@@ -203,7 +210,7 @@ export class OutboxStore {
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
-    const value = encodeEntryValue(packetId, to, from, exp, packet)
+    const value = this.values.encode(packetId, to, from, exp, packet)
     const ops: WriteOp[] = [
       { type: 'put', key, value },
       { type: 'put', key: expiryKey(exp, key), value: EMPTY }

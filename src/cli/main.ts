@@ -1,4 +1,5 @@
 import { resolveHome } from '../control/paths.js'
+import { INFO_NOT_RUNNING_EXIT } from '../control/ssh-target.js'
 import { DaemonNotRunningError, errorMessage } from '../util/errors.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'
@@ -13,7 +14,7 @@ import { extraCommands } from './registry.js'
 import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
 
 /** the exit status of a command that needs a running daemon and found none (like `join --info`) */
-const EXIT_NOT_RUNNING = 3
+const EXIT_NOT_RUNNING = INFO_NOT_RUNNING_EXIT
 
 const COMMANDS: Command[] = [init, up, down, status, id, join, peers, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
 

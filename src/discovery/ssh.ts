@@ -5,8 +5,9 @@
 // it. The remote reaches back over the same libp2p connection.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { INFO_NOT_RUNNING_EXIT, parseSshTarget } from '../control/ssh-target.js'
 import { connect, createServer } from 'node:net'
-import { AmeshError, InvalidArgumentError } from '../util/errors.js'
+import { AmeshError } from '../util/errors.js'
 import { SECOND } from '../util/time.js'
 
 /** ssh could not connect or authenticate. */
@@ -27,7 +28,6 @@ export class TunnelError extends AmeshError {
 }
 
 /** Exit status of `amesh join --info` when no daemon runs for the home. */
-export const INFO_NOT_RUNNING_EXIT = 3
 export const SSH_INFO_TIMEOUT = 20 * SECOND
 export const TUNNEL_UP_TIMEOUT = 15 * SECOND
 
@@ -54,17 +54,6 @@ export interface RemoteInfo {
   addrs: string[]
   /** where the remote's amesh accepts connections, as seen from the remote itself */
   tunnelTarget: { host: string, port: number }
-}
-
-/** Parse `[USER@]HOST[:PORT]` (IPv6 hosts in brackets). */
-export function parseSshTarget (text: string): { destination: string, port?: number } {
-  // nothing may start with "-": ssh would read it as an option
-  const m = /^((?:[^@\s/-][^@\s/]*@)?)(\[[0-9A-Fa-f:.]+\]|[^:@\s/[\]-][^:@\s/[\]]*)(?::(\d{1,5}))?$/.exec(text)
-  if (m === null) throw new InvalidArgumentError(`not an ssh target: ${JSON.stringify(text)} (use [USER@]HOST[:PORT])`)
-  const host = m[2].startsWith('[') ? m[2].slice(1, -1) : m[2]
-  const port = m[3] === undefined ? undefined : Number(m[3])
-  if (port !== undefined && (port < 1 || port > 65535)) throw new InvalidArgumentError(`ssh port out of range: ${port}`)
-  return { destination: m[1] + host, port }
 }
 
 /** A stable key for a join (one tunnel per remote). */
@@ -167,3 +156,5 @@ export async function waitForPort (port: number, failed: () => string | undefine
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
+
+export { INFO_NOT_RUNNING_EXIT, parseSshTarget }

@@ -20,7 +20,8 @@
  *
  * Tables whose values are built by calls (`name: method({ params: z.object(…), call })`)
  * are not recognised by shape: such a function is named in TABLE_FUNCTIONS below,
- * and the test holds it to being exactly `return { … }` of an object literal (else
+ * and the test holds it to being exactly `return { … }` of an object literal, or
+ * `return f({ … })` of one handed whole to a single call (else
  * it fails, as it does for a name that no longer exists); its literal is then not
  * counted and each function inside is measured by itself.
  */
@@ -111,7 +112,7 @@ function spanOf (node: ts.Node, sf: ts.SourceFile): Span {
   }
 }
 
-/** The object literal `fn` returns when its whole body is `return { … }` (or `=> ({ … })`). */
+/** The object literal `fn` returns when its whole body is `return { … }`, `return f({ … })` (or `=> ({ … })`). */
 export function returnedLiteral (fn: ts.FunctionLikeDeclaration): ts.ObjectLiteralExpression | undefined {
   const body = fn.body
   if (body === undefined) return undefined
@@ -122,7 +123,9 @@ export function returnedLiteral (fn: ts.FunctionLikeDeclaration): ts.ObjectLiter
   } else {
     e = body
   }
-  const literal = e === undefined ? undefined : unwrap(e)
+  let literal = e === undefined ? undefined : unwrap(e)
+  // `return implement({ … })`: a table handed whole to one call is still the table
+  if (literal !== undefined && ts.isCallExpression(literal) && literal.arguments.length === 1) literal = unwrap(literal.arguments[0])
   return literal !== undefined && ts.isObjectLiteralExpression(literal) ? literal : undefined
 }
 

@@ -1,5 +1,5 @@
 import { ControlClient } from '../../control/client.js'
-import { INFO_NOT_RUNNING_EXIT, parseSshTarget } from '../../discovery/ssh.js'
+import { INFO_NOT_RUNNING_EXIT, parseSshTarget } from '../../control/ssh-target.js'
 import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
 import { bool, list, needPositionals, str, type Parsed } from '../args.js'

@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Libp2p } from '@libp2p/interface'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CardExchange } from '../discovery/cards-protocol.js'
@@ -8,7 +9,9 @@ import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
-import { StoreLockedError, errorMessage } from '../util/errors.js'
+import { StoreFullError, StoreLockedError, errorMessage, type AmeshError } from '../util/errors.js'
+import { EXIT_STORE_FAULT, REOPEN_MIN_FREE_BYTES, StoreGuard, isNoSpace } from '../store/store-guard.js'
+import { statfs } from 'node:fs/promises'
 import { createLogger, type Logger } from '../util/log.js'
 import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
@@ -30,6 +33,8 @@ export interface HostOptions {
   config: HostConfig
   /** log to this file instead of stderr */
   logFile?: string
+  /** the store failed a write and cannot be reopened (default: log and exit with EXIT_STORE_FAULT) */
+  onStoreFatal?: (err: AmeshError) => void
 }
 
 /** One amesh host: the store, the libp2p peer, delivery and discovery, started and stopped in order. */
@@ -39,6 +44,8 @@ export class Host {
   readonly log: Logger
   db!: RawDb
   committer!: Committer
+  /** refuses writes after a storage fault or under the low-space watermark; reopens the store */
+  guard!: StoreGuard
   nodes!: NodeStore
   inbox!: InboxStore
   outbox!: OutboxStore
@@ -64,7 +71,13 @@ export class Host {
     this.paths = homePaths(opts.home)
     this.config = opts.config
     this.log = createLogger('amesh', opts.logFile)
+    this.onStoreFatal = opts.onStoreFatal ?? ((err) => {
+      this.log(`${err.message}: exiting with status ${EXIT_STORE_FAULT} so that nothing more is acknowledged; free space or repair the disk, then start again`)
+      process.exit(EXIT_STORE_FAULT)
+    })
   }
+
+  private readonly onStoreFatal: (err: AmeshError) => void
 
   async start (): Promise<void> {
     mkdirSync(this.paths.home, { recursive: true, mode: 0o700 })
@@ -111,21 +124,40 @@ export class Host {
   }
 
   private async openStore (): Promise<void> {
+    // node keys rest in the store: every file LevelDB makes is the owner's only (0600, directories 0700)
+    process.umask(process.umask() | 0o077)
+    privateStore(this.paths.store)
     try {
       this.db = await openDb(this.paths.store)
     } catch (err) {
       if (err instanceof StoreLockedError) {
         throw new StoreLockedError(`amesh is already running for home ${this.paths.home}${this.pidHint()}`, { cause: err })
       }
-      throw err
+      throw await this.explainOpenFailure(err)
     }
-    this.committer = new Committer(batchTarget(this.db), this.config.durability)
+    this.guard = new StoreGuard({
+      path: this.paths.store,
+      minFreeBytes: this.config.storeMinFreeBytes,
+      reopen: async () => { await this.db.close(); await this.db.open() },
+      log: this.log,
+      onFatal: (err) => this.onStoreFatal(err)
+    })
+    await this.guard.start()
+    this.committer = new Committer(batchTarget(this.db), this.config.durability, this.guard)
     this.nodes = new NodeStore(this.db, this.committer)
     await this.nodes.load()
     this.inbox = new InboxStore(this.db, this.committer, this.config.inboxPerNode, this.config.dedupWindow)
     this.outbox = new OutboxStore(this.db, this.committer, this.config.outboxPerDestination)
     await this.outbox.load()
     this.peerBook = new PeerBook(this.db, this.committer)
+  }
+
+  /** LevelDB writes when it opens (a table from its log, a manifest): on a full disk it cannot, so say so. */
+  private async explainOpenFailure (err: unknown): Promise<unknown> {
+    let free: number | undefined
+    try { const s = await statfs(this.paths.home); free = s.bavail * s.bsize } catch { /* unknown */ }
+    if (!isNoSpace(err) && (free === undefined || free >= REOPEN_MIN_FREE_BYTES)) return err
+    return new StoreFullError(`cannot open the store ${this.paths.store}: its disk has ${free ?? '?'} bytes free, and LevelDB must write to open it (${errorMessage(err)}); free some space and start again`, { cause: err })
   }
 
   private pidHint (): string {
@@ -208,6 +240,7 @@ export class Host {
 
   private async doStop (): Promise<void> {
     clearInterval(this.retentionTimer)
+    this.guard?.stop()
     this.keeper?.stop()
     await this.delivery?.stop().catch(() => {})
     try { await this.libp2p?.stop() } catch { /* stopping anyway */ }
@@ -215,4 +248,11 @@ export class Host {
     await this.db?.close().catch(() => {})
     rmSync(this.paths.pidFile, { force: true })
   }
+}
+
+/** The store directory 0700 and its files 0600 (a store made before this rule had 0755 / 0644). */
+function privateStore (dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  chmodSync(dir, 0o700)
+  for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o600)
 }

@@ -2,6 +2,7 @@ import { statSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Host } from './host.js'
 import { heapPolicy } from './heap.js'
+import { errorMessage } from '../util/errors.js'
 
 function dirSize (dir: string): number {
   let total = 0
@@ -20,7 +21,8 @@ function memory (): Record<string, number> {
 export async function hostStatus (host: Host): Promise<Record<string, unknown>> {
   const nodes = []
   for (const n of host.nodes.list()) {
-    const info = await host.inbox.info(n.record.id)
+    // a store being reopened after a fault cannot be read for a moment: status still answers
+    const info = await host.inbox.info(n.record.id).catch((err: unknown) => ({ error: errorMessage(err) }))
     nodes.push({ name: n.record.name, id: n.record.id, kind: n.record.kind, parent: n.record.parent, inbox: info })
   }
   const outbox = host.outbox.totals()
@@ -37,6 +39,7 @@ export async function hostStatus (host: Host): Promise<Record<string, unknown>> 
     outbox: { queued: outbox.queued, dead: outbox.dead, by_destination: outbox.byDestination },
     links: host.delivery.linkStates(),
     store_bytes: dirSize(host.paths.store),
+    store: host.guard.health(),
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
     rss_bytes: process.memoryUsage().rss,
     memory: memory(),

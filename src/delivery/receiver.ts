@@ -24,6 +24,8 @@ export interface ReceiverDeps {
 
 interface Slot { result?: AckResult, item?: AppendItem }
 
+const RETRY_FIRST: AckResult = { c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true }
+
 /**
  * The receiving half of the packet protocol: validates each packet, asks the
  * admission check, appends the admitted ones to the target inboxes, and acks
@@ -60,12 +62,14 @@ export class PacketReceiver {
     let failed: unknown
     let pending = 0
     const latch = new Set<string>()
+    /** nodes latched because the store refused a write for them (answered RETRY, not INBOX_FULL) */
+    const storeLatched = new Set<string>()
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
         const frame = decodeFrame(chunk.subarray())
         if (frame.t !== 'p') throw new MalformedFrameError(`malformed frame: a receiver takes packet frames, not type '${frame.t}'`)
         const slots = await this.admitAll(frame.p, remote, latch)
-        const done = this.commit(slots, latch)
+        const done = this.commit(slots, latch, storeLatched)
         pending++
         acks = acks.then(async () => {
           const results = await done
@@ -106,7 +110,7 @@ export class PacketReceiver {
     } catch (err) {
       return { result: { c: errorCode(err), m: errorMessage(err) } }
     }
-    if (retryBlocked.has(packet.to)) return { result: { c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true } }
+    if (retryBlocked.has(packet.to)) return { result: RETRY_FIRST }
     let denial: Denial | null
     try {
       denial = await this.deps.admit(packet, remote)
@@ -128,13 +132,13 @@ export class PacketReceiver {
    * fails otherwise stored nothing: every packet of the frame is refused as
    * retry-later, and later packets for the same nodes on this stream too.
    */
-  private async commit (slots: Slot[], latch: Set<string>): Promise<AckResult[]> {
+  private async commit (slots: Slot[], latch: Set<string>, storeLatched: Set<string>): Promise<AckResult[]> {
     const items = slots.filter((s) => s.item !== undefined).map((s) => s.item as AppendItem)
     let appended: AppendResult[]
     try {
       appended = await this.deps.inbox.append(items, { latch })
     } catch (err) {
-      for (const item of items) latch.add(item.nodeId)
+      for (const item of items) { latch.add(item.nodeId); storeLatched.add(item.nodeId) }
       const refusal: AckResult = { c: errorCode(err), m: errorMessage(err), r: true }
       return slots.map((s) => s.result ?? refusal)
     }
@@ -145,7 +149,9 @@ export class PacketReceiver {
       if ('error' in r) {
         // a full inbox is temporary (the sender retries); a stale packet is refused for good
         const { code, message, name } = r.error
-        return name === InboxFullError.name ? { c: code, m: message, r: true } : { c: code, m: message }
+        if (name !== InboxFullError.name) return { c: code, m: message }
+        // latched by a refused store write, not by a full inbox
+        return storeLatched.has(s.item?.nodeId ?? '') ? RETRY_FIRST : { c: code, m: message, r: true }
       }
       return { s: r.seq }
     })

@@ -9,7 +9,7 @@ import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
-import { StoreFullError, StoreLockedError, errorMessage, type AmeshError } from '../util/errors.js'
+import { InvalidAddressError, StoreFullError, StoreLockedError, UnreachableError, errorMessage, type AmeshError } from '../util/errors.js'
 import { EXIT_STORE_FAULT, REOPEN_MIN_FREE_BYTES, StoreGuard, isNoSpace } from '../store/store-guard.js'
 import { statfs } from 'node:fs/promises'
 import { createLogger, type Logger } from '../util/log.js'
@@ -187,8 +187,19 @@ export class Host {
 
   /** Dial a peer address now and remember it as a bootstrap peer. */
   async join (addr: string): Promise<string> {
-    const ma = multiaddr(addr)
-    const conn = await this.libp2p.dial(ma, { signal: AbortSignal.timeout(15_000) })
+    let ma
+    try {
+      ma = multiaddr(addr)
+    } catch (err) {
+      throw new InvalidAddressError(`not a multiaddr: ${addr} (${errorMessage(err)})`, { cause: err })
+    }
+    let conn
+    try {
+      conn = await this.libp2p.dial(ma, { signal: AbortSignal.timeout(15_000) })
+    } catch (err) {
+      if (errorName(err) === 'NoValidAddressesError' || errorName(err) === 'InvalidMultiaddrError' || errorName(err) === 'InvalidParametersError') throw new InvalidAddressError(`cannot dial ${addr}: ${errorMessage(err)}`, { cause: err })
+      throw new UnreachableError(`cannot reach ${addr}: ${errorMessage(err)}`, { cause: err })
+    }
     await this.peerBook.add(addr)
     this.keeper.add(addr)
     await this.exchange.exchange(conn.remotePeer).catch(() => 0)
@@ -255,4 +266,8 @@ function privateStore (dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   chmodSync(dir, 0o700)
   for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o600)
+}
+
+function errorName (err: unknown): string {
+  return err instanceof Error ? err.name : ''
 }

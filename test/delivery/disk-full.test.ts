@@ -190,5 +190,7 @@ describe('delivery - a full disk under the receiver', function () {
       assert.fail(`unexpected exit ${r.code}: ${r.stderr}`)
     }
     assert.match(r.stderr, /cannot open the store .* bytes free, and LevelDB must write to open it/)
+    const detached = await amesh(['up', '--detach', '--home', bHome], { timeout: 60_000 })
+    assert.equal(detached.code, EXIT_STORE_FAULT, `up --detach keeps the status: ${detached.stderr}`)
   })
 })

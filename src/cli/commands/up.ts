@@ -6,6 +6,8 @@ import { bool, list, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { BIN, waitForDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
+import { EXIT_STORE_FAULT } from '../../store/store-guard.js'
+import { StoreFaultError, errorMessage } from '../../util/errors.js'
 
 function configFor (args: Parsed, home: string): HostConfig {
   const cfg = loadConfigFile(homePaths(home).config)
@@ -43,7 +45,10 @@ async function detach (args: Parsed, home: string): Promise<number> {
   })
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })
-  const client = await waitForDaemon(home, () => exitCode)
+  const client = await waitForDaemon(home, () => exitCode).catch((err: unknown) => {
+    // the daemon could not open a full or faulted store: keep its distinct status (main maps the code)
+    throw exitCode === EXIT_STORE_FAULT ? new StoreFaultError(errorMessage(err), { cause: err }) : err
+  })
   const id = await client.call<{ peerId: string, addrs: string[] }>('id')
   client.close()
   child.unref()

@@ -44,7 +44,7 @@ export interface GuardOptions {
   log: Logger
   /** reopening failed REOPEN_ATTEMPTS times with space available */
   onFatal: (err: AmeshError) => void
-  /** measure free bytes (default: statfs of `path`); tests substitute nothing here but may for unit checks */
+  /** measures free bytes (default: statfs of `path`) */
   measure?: (path: string) => Promise<number>
 }
 

@@ -25,7 +25,7 @@ export interface Rendered { seq: number, id: string, from: string, to: string }
 
 export interface NodeRow { name: string, id: string, host: string, local: boolean }
 
-interface StatusNode { name: string, inbox: { last: number, cursor: number, unacked: number } }
+interface StatusNode { name: string, inbox: { last: number, cursor: number, unacked: number } | { error: string } }
 export interface Status { pid: number, peers: string[], nodes: StatusNode[], outbox: { queued: number, dead: number } }
 
 const live = new Set<ChildProcess>()
@@ -119,7 +119,8 @@ export class Daemon {
 
   async inboxLast (node: string): Promise<number> {
     const s = await this.status()
-    return s.nodes.find((n) => n.name === node)?.inbox.last ?? 0
+    const inbox = s.nodes.find((n) => n.name === node)?.inbox
+    return inbox === undefined || 'error' in inbox ? 0 : inbox.last
   }
 
   async nodes (): Promise<NodeRow[]> {

@@ -1,6 +1,7 @@
 import { resolveHome } from '../control/paths.js'
 import { INFO_NOT_RUNNING_EXIT } from '../control/ssh-target.js'
-import { DaemonNotRunningError, errorMessage } from '../util/errors.js'
+import { DaemonNotRunningError, errorCode, errorMessage } from '../util/errors.js'
+import { EXIT_STORE_FAULT } from '../store/store-guard.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'
 import { ack, card, down, id, node, nodes, status } from './commands/basic.js'
@@ -58,7 +59,9 @@ export async function main (argv: string[]): Promise<void> {
     process.exitCode = await command.run(args, resolveHome(str(args, 'home')))
   } catch (err) {
     process.stderr.write(`amesh ${name}: ${errorMessage(err)}\n`)
-    process.exitCode = err instanceof DaemonNotRunningError ? EXIT_NOT_RUNNING : 1
+    // a full or faulted store is temporary: a distinct status tells a supervisor or script to retry
+    const code = errorCode(err)
+    process.exitCode = err instanceof DaemonNotRunningError ? EXIT_NOT_RUNNING : code === 'STORE_FULL' || code === 'STORE_FAULT' ? EXIT_STORE_FAULT : 1
   }
   exitSoon()
 }

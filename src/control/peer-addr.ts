@@ -1,9 +1,7 @@
 // Peer addresses a user gives (`amesh join ADDR`, `--peer`, config `peers`):
 // checked before anything dials or remembers them, on both sides of the socket.
 import { multiaddr } from '@multiformats/multiaddr'
-import { defineError, errorMessage } from '../util/errors.js'
-
-export const InvalidAddressError = defineError('InvalidAddressError', 'INVALID_ADDRESS')
+import { InvalidAddressError, errorMessage } from '../util/errors.js'
 
 /**
  * A peer address must parse as a multiaddr and, unless `anyPeer`, end in

@@ -25,12 +25,15 @@ export type ReachableRow = NodeRow & { may_message: boolean, reason?: string }
 /** A local node's inbox counters. */
 export interface InboxInfo { last: number, cursor: number, unacked: number }
 
+/** a node's inbox figures, or why they could not be read (a store being reopened after a fault) */
+export type InboxInfoOrError = InboxInfo | { error: string }
+
 export interface NodeStatus {
   name: string
   id: string
   kind: string
   parent?: string
-  inbox: InboxInfo
+  inbox: InboxInfoOrError
 }
 
 /** The `status` result. */
@@ -43,6 +46,8 @@ export interface StatusResult {
   peers: string[]
   outbox: { queued: number, dead: number, by_destination: Record<string, number> }
   memory: Record<string, number>
+  /** the store's health: ok, full (under the watermark or ENOSPC), faulted; free bytes, faults, reopens */
+  store: { state: string, free_bytes?: number, min_free_bytes: number, error?: { code: string, message: string }, faults: number, reopens: number }
   [key: string]: unknown
 }
 

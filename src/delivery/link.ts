@@ -203,6 +203,10 @@ export class PeerLink {
           this.send(entries)
         }
       } while (this.wakeAgain && this.state === 'open')
+    } catch (err) {
+      // the outbox could not be read (e.g. the store is being reopened after a fault): retry with backoff
+      this.deps.log(`link ${this.peerId.toString()}: reading the outbox failed: ${errorMessage(err)}`)
+      this.fail(this.generation)
     } finally {
       this.pumping = false
     }

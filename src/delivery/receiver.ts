@@ -3,8 +3,8 @@ import { pushable } from 'it-pushable'
 import type { Connection, Stream } from '@libp2p/interface'
 import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
-import type { AppendItem, InboxStore } from '../store/inbox.js'
-import { InboxFullError, errorCode, errorMessage } from '../util/errors.js'
+import type { AppendItem, AppendResult, InboxStore } from '../store/inbox.js'
+import { InboxFullError, MalformedFrameError, errorCode, errorMessage } from '../util/errors.js'
 import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
 import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, type AckResult } from './frame.js'
@@ -23,6 +23,8 @@ export interface ReceiverDeps {
 }
 
 interface Slot { result?: AckResult, item?: AppendItem }
+
+const RETRY_FIRST: AckResult = { c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true }
 
 /**
  * The receiving half of the packet protocol: validates each packet, asks the
@@ -57,30 +59,37 @@ export class PacketReceiver {
     this.claim(remote, stream)
     const out = pushable<Uint8Array>()
     void stream.sink(lp.encode(out)).catch(() => {})
+    // every step of this chain settles: a rejection between frames must never go unhandled
     let acks: Promise<void> = Promise.resolve()
+    let failed: unknown
     let pending = 0
     const latch = new Set<string>()
+    /** nodes latched because the store refused a write for them (answered RETRY, not INBOX_FULL) */
+    const storeLatched = new Set<string>()
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
         const frame = decodeFrame(chunk.subarray())
-        if (frame.t !== 'p') throw new Error(`unexpected frame type ${frame.t}`)
+        if (frame.t !== 'p') throw new MalformedFrameError(`malformed frame: a receiver takes packet frames, not type '${frame.t}'`)
         const slots = await this.admitAll(frame.p, remote, latch)
-        const done = this.commit(slots, latch)
+        const done = this.commit(slots, latch, storeLatched)
         pending++
         acks = acks.then(async () => {
           const results = await done
           pending--
           out.push(encodeAckFrame(frame.b, results))
-        })
+        }).catch((err: unknown) => { failed ??= err })
         // a sender that ignores its window cannot make this host buffer without bound
         if (pending >= RECEIVER_PENDING_FRAMES) await acks
+        if (failed !== undefined) throw failed
       }
       await acks
+      if (failed !== undefined) throw failed
       out.end()
     } catch (err) {
-      this.deps.log(`packet stream from ${remote}: ${errorMessage(err)}`)
-      await acks.catch(() => {})
-      out.push(encodeErrorFrame(errorCode(err), errorMessage(err)))
+      const code = wireCode(err)
+      this.deps.log(`packet stream from ${remote}: ${code}: ${errorMessage(err)}`)
+      await acks
+      out.push(encodeErrorFrame(code, errorMessage(err)))
       out.end()
       setTimeout(() => stream.abort(new Error('protocol error')), 100).unref()
     } finally {
@@ -103,8 +112,14 @@ export class PacketReceiver {
     } catch (err) {
       return { result: { c: errorCode(err), m: errorMessage(err) } }
     }
-    if (retryBlocked.has(packet.to)) return { result: { c: 'RETRY', m: 'an earlier packet for this node must be retried first', r: true } }
-    const denial = await this.deps.admit(packet, remote)
+    if (retryBlocked.has(packet.to)) return { result: RETRY_FIRST }
+    let denial: Denial | null
+    try {
+      denial = await this.deps.admit(packet, remote)
+    } catch (err) {
+      // the check itself failed (e.g. a store read while the store reopens): nothing is decided, retry later
+      denial = { code: errorCode(err), reason: `admission failed: ${errorMessage(err)}`, retry: true }
+    }
     if (denial !== null) {
       if (denial.retry === true) retryBlocked.add(packet.to)
       else this.deps.onDenied?.(packet, denial)
@@ -113,9 +128,22 @@ export class PacketReceiver {
     return { item: { nodeId: packet.to, packetId: packet.id, packet: bytes } }
   }
 
-  private async commit (slots: Slot[], latch: Set<string>): Promise<AckResult[]> {
+  /**
+   * Append the admitted packets; never rejects. A store that refuses the
+   * write (full disk, a failed write: StoreFullError / StoreFaultError) or
+   * fails otherwise stored nothing: every packet of the frame is refused as
+   * retry-later, and later packets for the same nodes on this stream too.
+   */
+  private async commit (slots: Slot[], latch: Set<string>, storeLatched: Set<string>): Promise<AckResult[]> {
     const items = slots.filter((s) => s.item !== undefined).map((s) => s.item as AppendItem)
-    const appended = await this.deps.inbox.append(items, { latch })
+    let appended: AppendResult[]
+    try {
+      appended = await this.deps.inbox.append(items, { latch })
+    } catch (err) {
+      for (const item of items) { latch.add(item.nodeId); storeLatched.add(item.nodeId) }
+      const refusal: AckResult = { c: errorCode(err), m: errorMessage(err), r: true }
+      return slots.map((s) => s.result ?? refusal)
+    }
     let k = 0
     return slots.map((s) => {
       if (s.result !== undefined) return s.result
@@ -123,9 +151,20 @@ export class PacketReceiver {
       if ('error' in r) {
         // a full inbox is temporary (the sender retries); a stale packet is refused for good
         const { code, message, name } = r.error
-        return name === InboxFullError.name ? { c: code, m: message, r: true } : { c: code, m: message }
+        if (name !== InboxFullError.name) return { c: code, m: message }
+        // latched by a refused store write, not by a full inbox
+        return storeLatched.has(s.item?.nodeId ?? '') ? RETRY_FIRST : { c: code, m: message, r: true }
       }
       return { s: r.seq }
     })
   }
+}
+
+/** it-length-prefixed's errors for a bad or oversized length prefix, or a stream cut inside a frame */
+const LENGTH_PREFIX_ERRORS = new Set(['InvalidDataLengthError', 'InvalidDataLengthLengthError', 'UnexpectedEOFError', 'InvalidMessageLengthError'])
+
+/** The code an error frame carries: what cannot be decoded is MALFORMED_FRAME (docs/PROTOCOL.md). */
+function wireCode (err: unknown): string {
+  if (err instanceof Error && LENGTH_PREFIX_ERRORS.has(err.name)) return 'MALFORMED_FRAME'
+  return errorCode(err)
 }

@@ -6,9 +6,9 @@
 // per-peer backoff (REDIAL_MIN doubling to REDIAL_MAX), reset once connected.
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { Libp2p, PeerId } from '@libp2p/interface'
+import type { Connection, Libp2p, PeerId } from '@libp2p/interface'
 import type { CardExchange } from '../discovery/cards-protocol.js'
-import { errorMessage } from '../util/errors.js'
+import { InvalidAddressError, UnreachableError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
 import type { PeerBook } from './peer-book.js'
@@ -41,11 +41,28 @@ export class BootstrapKeeper {
 
   /** `amesh join`: dial a peer address now, remember it as a bootstrap peer, and exchange cards. */
   async join (addr: string): Promise<string> {
-    const conn = await this.libp2p.dial(multiaddr(addr), { signal: AbortSignal.timeout(JOIN_TIMEOUT) })
+    const conn = await this.dialToJoin(addr)
     await this.components.peerBook.add(addr)
     this.add(addr)
     await this.components.exchange.exchange(conn.remotePeer).catch(() => 0)
     return conn.remotePeer.toString()
+  }
+
+  /** Dial for a join: a bad address is INVALID_ADDRESS, a failed dial UNREACHABLE (nothing is remembered then). */
+  private async dialToJoin (addr: string): Promise<Connection> {
+    let ma: Multiaddr
+    try {
+      ma = multiaddr(addr)
+    } catch (err) {
+      throw new InvalidAddressError(`not a multiaddr: ${addr} (${errorMessage(err)})`, { cause: err })
+    }
+    try {
+      return await this.libp2p.dial(ma, { signal: AbortSignal.timeout(JOIN_TIMEOUT) })
+    } catch (err) {
+      const name = err instanceof Error ? err.name : ''
+      if (['NoValidAddressesError', 'InvalidMultiaddrError', 'InvalidParametersError'].includes(name)) throw new InvalidAddressError(`cannot dial ${addr}: ${errorMessage(err)}`, { cause: err })
+      throw new UnreachableError(`cannot reach ${addr}: ${errorMessage(err)}`, { cause: err })
+    }
   }
 
   /** Keep this address connected (it must name its peer: `/p2p/<id>`); others are ignored. */

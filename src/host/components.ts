@@ -2,7 +2,7 @@
 // components it names, and starts and stops them in one loop (lifecycle.ts).
 // Nothing is installed on a shared object afterwards: what a service needs
 // is handed to it here, once.
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import type { Libp2p } from '@libp2p/interface'
 import { createAgents, type AgentsComponents, type AgentsService } from '../agents/service.js'
 import { AclService } from '../authz/acl-service.js'
@@ -18,11 +18,10 @@ import type { SshJoins } from '../discovery/tunnels.js'
 import { NodeRegistry, type Announcer } from '../routing/nodes.js'
 import { Resolver } from '../routing/resolve.js'
 import { Sender } from '../routing/send.js'
-import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
+import type { Committer, RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
-import { StoreLockedError } from '../util/errors.js'
 import { createLogger, type Logger } from '../util/log.js'
 import { BootstrapKeeper } from './bootstrap-keeper.js'
 import type { HostConfig } from './config.js'
@@ -30,7 +29,9 @@ import { loadOrCreateHostKey } from './host-key.js'
 import { Lifecycle } from './lifecycle.js'
 import { buildLibp2p } from './libp2p.js'
 import { LocalCards } from '../discovery/local-cards.js'
-import { PeerBook } from './peer-book.js'
+import type { PeerBook } from './peer-book.js'
+import { openStores, type StoreFatal, type Stores } from './stores.js'
+import type { StoreGuard } from '../store/store-guard.js'
 import { PeerEvents, Retention } from './upkeep.js'
 
 export interface HostOptions {
@@ -42,6 +43,8 @@ export interface HostOptions {
   discovery?: DiscoveryOptions | false
   /** managed nodes and the placement protocol (default: off; the daemon turns them on) */
   agents?: boolean
+  /** the store failed a write and cannot be reopened (default: log and exit with EXIT_STORE_FAULT) */
+  onStoreFatal?: StoreFatal
 }
 
 /** Every component of one running host; each service is handed only the ones it names. */
@@ -52,6 +55,8 @@ export interface Components {
   readonly startedAt: number
   readonly db: RawDb
   readonly committer: Committer
+  /** refuses writes after a storage fault or under the low-space watermark; reopens the store */
+  readonly guard: StoreGuard
   readonly nodes: NodeStore
   readonly inbox: InboxStore
   readonly outbox: OutboxStore
@@ -82,40 +87,6 @@ export interface RunningHost extends Components {
   stop: () => Promise<void>
 }
 
-interface Stores { db: RawDb, committer: Committer, nodes: NodeStore, inbox: InboxStore, outbox: OutboxStore, peerBook: PeerBook }
-
-function pidHint (paths: HomePaths): string {
-  try {
-    return ` (pid ${readFileSync(paths.pidFile, 'utf8').trim()})`
-  } catch {
-    return ''
-  }
-}
-
-async function openStores (paths: HomePaths, config: HostConfig): Promise<Stores> {
-  let db: RawDb
-  try {
-    db = await openDb(paths.store)
-  } catch (err) {
-    if (err instanceof StoreLockedError) {
-      throw new StoreLockedError(`amesh is already running for home ${paths.home}${pidHint(paths)}`, { cause: err })
-    }
-    throw err
-  }
-  const committer = new Committer(batchTarget(db), config.durability)
-  try {
-    const nodes = new NodeStore(db, committer)
-    await nodes.load()
-    const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)
-    const outbox = new OutboxStore(db, committer, config.outboxPerDestination)
-    await outbox.load()
-    return { db, committer, nodes, inbox, outbox, peerBook: new PeerBook(db, committer) }
-  } catch (err) {
-    await db.close().catch(() => {})
-    throw err
-  }
-}
-
 /** The libp2p peer (started), bootstrapped from config peers and the peers joined before. */
 async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook): Promise<{ libp2p: Libp2p, bootstrapPeers: string[] }> {
   const privateKey = await loadOrCreateHostKey(paths.hostKey)
@@ -133,10 +104,11 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   mkdirSync(paths.home, { recursive: true, mode: 0o700 })
   chmodSync(paths.home, 0o700)
   const lifecycle = new Lifecycle(log)
-  const stores = await openStores(paths, config)
+  const stores = await openStores(paths, config, log, opts.onStoreFatal)
   writeFileSync(paths.pidFile, `${process.pid}\n`)
   lifecycle.add('store', {
     stop: async () => {
+      stores.guard.stop()
       await stores.committer.drain().catch(() => {})
       await stores.db.close().catch(() => {})
       rmSync(paths.pidFile, { force: true })

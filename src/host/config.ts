@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
+import { DEFAULT_MIN_FREE_BYTES } from '../store/store-guard.js'
 import { ConfigError } from '../util/errors.js'
 import { DAY, HOUR, SECOND } from '../util/time.js'
 
@@ -12,6 +13,8 @@ export interface HostConfig {
   peers: string[]
   mdns: boolean
   durability: Durability
+  /** low-space watermark, bytes: writes are refused (STORE_FULL) while the store's disk has less free; 0 = off */
+  storeMinFreeBytes: number
   /** packets waiting per destination host before `send` fails */
   outboxPerDestination: number
   /** unacknowledged packets per node inbox before the host refuses more (the sender retries) */
@@ -40,6 +43,7 @@ export function defaultConfig (): HostConfig {
     peers: [],
     mdns: true,
     durability: 'batch',
+    storeMinFreeBytes: DEFAULT_MIN_FREE_BYTES,
     outboxPerDestination: 100_000,
     inboxPerNode: 100_000,
     ttl: DAY,
@@ -76,7 +80,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -106,6 +110,7 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     peers: strList(r, 'peers', base.peers),
     mdns: (r.mdns as boolean | undefined) ?? base.mdns,
     durability: r.durability === undefined ? base.durability : parseDurability(r.durability),
+    storeMinFreeBytes: num(r, 'store_min_free_bytes', base.storeMinFreeBytes),
     outboxPerDestination: num(r, 'outbox_per_destination', base.outboxPerDestination),
     inboxPerNode: num(r, 'inbox_per_node', base.inboxPerNode),
     ttl: num(r, 'ttl_ms', base.ttl),

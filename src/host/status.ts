@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { NodeRow, StatusResult } from '../control/wire.js'
 import type { Components } from './components.js'
 import { heapPolicy } from './heap.js'
+import { errorMessage } from '../util/errors.js'
 
 function dirSize (dir: string): number {
   let total = 0
@@ -18,10 +19,11 @@ function memory (): Record<string, number> {
   return { rss: m.rss, heap_used: m.heapUsed, heap_total: m.heapTotal, external: m.external, array_buffers: m.arrayBuffers }
 }
 
-export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'outbox' | 'libp2p' | 'paths' | 'startedAt' | 'config' | 'delivery' | 'committer'>): Promise<StatusResult> {
+export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'outbox' | 'libp2p' | 'paths' | 'startedAt' | 'config' | 'delivery' | 'committer' | 'guard'>): Promise<StatusResult> {
   const nodes = []
   for (const n of host.nodes.list()) {
-    const info = await host.inbox.info(n.record.id)
+    // a store being reopened after a fault cannot be read for a moment: status still answers
+    const info = await host.inbox.info(n.record.id).catch((err: unknown) => ({ error: errorMessage(err) }))
     nodes.push({ name: n.record.name, id: n.record.id, kind: n.record.kind, parent: n.record.parent, inbox: info })
   }
   const outbox = host.outbox.totals()
@@ -38,6 +40,7 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
     outbox: { queued: outbox.queued, dead: outbox.dead, by_destination: outbox.byDestination },
     links: host.delivery.linkStates(),
     store_bytes: dirSize(host.paths.store),
+    store: host.guard.health(),
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
     rss_bytes: process.memoryUsage().rss,
     memory: memory(),

@@ -37,10 +37,22 @@ function nodeKeyFromPrivate (privateKey: KeyObject): NodeKey {
   }
 }
 
-function rawPublicKey (key: KeyObject): Uint8Array {
-  const jwk = key.export({ format: 'jwk' })
-  if (typeof jwk.x !== 'string') throw new InvalidArgumentError('not an Ed25519 key')
-  return new Uint8Array(Buffer.from(jwk.x, 'base64url'))
+/** DER SubjectPublicKeyInfo of an Ed25519 key, up to the 32 key bytes (RFC 8410) */
+const ED25519_SPKI_HEAD = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00])
+const ED25519_KEY_BYTES = 32
+
+/**
+ * The raw 32-byte Ed25519 public key, sliced from its DER SPKI export. Not the
+ * JWK export: on Node 20.20 a loop of key generation and JWK exports can
+ * deadlock the main thread (ExportJWK -> GC -> ~KeyGenJob -> uv_mutex_lock).
+ */
+export function rawPublicKey (key: KeyObject): Uint8Array {
+  const der = key.export({ format: 'der', type: 'spki' })
+  const head = ED25519_SPKI_HEAD
+  if (der.byteLength !== head.byteLength + ED25519_KEY_BYTES || !head.every((b, k) => der[k] === b)) {
+    throw new InvalidArgumentError('not an Ed25519 key')
+  }
+  return new Uint8Array(der.subarray(head.byteLength))
 }
 
 /** did:key identifier of an Ed25519 public key (self-certifying node id). */

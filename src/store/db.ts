@@ -1,5 +1,6 @@
 import { Level } from 'level'
 import { StoreLockedError } from '../util/errors.js'
+import type { StoreGuard } from './store-guard.js'
 
 export type Durability = 'always' | 'batch' | 'none'
 export const DURABILITY_MODES: readonly Durability[] = ['always', 'batch', 'none']
@@ -33,6 +34,11 @@ export interface CommitStats { batches: number, synced: number, ops: number }
  *   synced batch (a batch starts on the next turn of the event loop, or as soon
  *   as the previous one is on disk), up to MAX_BATCH_OPS per batch.
  * - `none`: grouped like `batch`, but not synced (the OS decides when).
+ *
+ * With a StoreGuard, a failed batch is fatal to acknowledging: it and every
+ * queued and later write are refused with the guard's (retryable) error until
+ * the guard has reopened the store, so no write that LevelDB could drop with
+ * a damaged log tail is ever acknowledged (store-guard.ts).
  */
 export class Committer {
   private queue: Waiter[] = []
@@ -41,10 +47,13 @@ export class Committer {
   private scheduled = false
   readonly stats: CommitStats = { batches: 0, synced: 0, ops: 0 }
 
-  constructor (private readonly db: BatchTarget, readonly mode: Durability) {}
+  constructor (private readonly db: BatchTarget, readonly mode: Durability, private readonly guard?: StoreGuard) {}
 
   write (ops: WriteOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      if (ops.length > 0 && this.guard !== undefined && this.guard.state !== 'ok') {
+        try { this.guard.admit() } catch (err) { reject(err); return }
+      }
       this.queue.push({ ops, resolve, reject })
       this.queuedOps += ops.length
       this.schedule()
@@ -78,7 +87,9 @@ export class Committer {
     const sync = this.mode !== 'none'
     try {
       if (ops.length > 0) {
-        await this.db.batch(ops, { sync })
+        const epoch = this.admit(ops)
+        await this.db.batch(ops, { sync }).catch((err) => { throw this.guard?.fault(err) ?? err })
+        this.confirm(epoch)
         this.stats.batches++
         this.stats.ops += ops.length
         if (sync) this.stats.synced++
@@ -86,10 +97,30 @@ export class Committer {
       for (const w of waiters) w.resolve()
     } catch (err) {
       for (const w of waiters) w.reject(err)
+      // a refusal or fault refuses what is queued too: none of it may land after a damaged record, and appends queued in order fail together
+      if (this.guard !== undefined && this.guard.state !== 'ok') this.refuseQueued(err)
     } finally {
       this.writing = false
       if (this.queue.length > 0) this.schedule()
     }
+  }
+
+  /** Ask the guard whether a batch may be written; returns the fault epoch it is written in. */
+  private admit (ops: WriteOp[]): number {
+    if (this.guard === undefined) return 0
+    this.guard.admit(opBytes(ops))
+    return this.guard.epoch
+  }
+
+  /** A write that was in LevelDB's queue when another write failed is not acknowledged: it may follow the damage. */
+  private confirm (epoch: number): void {
+    if (this.guard !== undefined && this.guard.epoch !== epoch) this.guard.admit()
+  }
+
+  private refuseQueued (err: unknown): void {
+    const queued = this.queue.splice(0)
+    this.queuedOps = 0
+    for (const w of queued) if (w.ops.length > 0) w.reject(err); else w.resolve()
   }
 
   /**
@@ -102,10 +133,12 @@ export class Committer {
    */
   async writeUnsynced (ops: WriteOp[]): Promise<void> {
     if (ops.length === 0) return
-    const write = this.db.batch(ops, { sync: false })
+    const epoch = this.admit(ops)
+    const write = this.db.batch(ops, { sync: false }).catch((err) => { throw this.guard?.fault(err) ?? err })
     this.unsynced.add(write)
     try {
       await write
+      this.confirm(epoch)
       this.stats.batches++
       this.stats.ops += ops.length
     } finally {
@@ -125,6 +158,13 @@ export class Committer {
     if (this.queue.length === 0 && !this.writing) return
     await this.write([])
   }
+}
+
+/** about the bytes a batch adds to the log */
+function opBytes (ops: WriteOp[]): number {
+  let n = 0
+  for (const op of ops) n += op.key.length + (op.type === 'put' ? op.value.byteLength : 0) + 8
+  return n
 }
 
 function concatOps (waiters: Waiter[]): WriteOp[] {

@@ -262,6 +262,8 @@ export class InboxStore extends EventEmitter {
     const done = new Promise<void>((resolve) => { release = resolve })
     const mine: string[] = []
     const fresh: Fresh[] = []
+    /** the first seq this append gave each node (a failed write gives them back) */
+    const firsts = new Map<string, number>()
     const looked = await this.lookup(items)
     for (const item of items) {
       const check = this.seen(item.packetId, done, looked)
@@ -278,6 +280,7 @@ export class InboxStore extends EventEmitter {
         continue
       }
       const seq = ++st.last
+      if (!firsts.has(item.nodeId)) firsts.set(item.nodeId, seq)
       this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
       mine.push(item.packetId)
       const value = encodeInboxValue(now, item.packet)
@@ -295,9 +298,22 @@ export class InboxStore extends EventEmitter {
         this.pendingIds.delete(id)
       }
       if (durable) for (const f of fresh) this.keepTail(f.nodeId, f.entry)
+      else this.giveBack(firsts, touched)
       release()
     }
     return { results, write, touched, finish }
+  }
+
+  /**
+   * A write that failed gives its seqs back, so the inbox stays gap-free,
+   * unless a later append already took seqs after them (then the gap stays:
+   * readers go by key, and nothing was acknowledged with those seqs).
+   */
+  private giveBack (firsts: Map<string, number>, lasts: Map<string, number>): void {
+    for (const [nodeId, first] of firsts) {
+      const st = this.state.get(nodeId)
+      if (st !== undefined && st.last === lasts.get(nodeId)) st.last = first - 1
+    }
   }
 
   /**
@@ -410,8 +426,15 @@ export class InboxStore extends EventEmitter {
     const st = await this.loadState(nodeId)
     const target = Math.min(seq, st.last)
     if (target <= st.cursor) return st.cursor
+    const before = st.cursor
     st.cursor = target
-    await this.committer.write([{ type: 'put', key: CURSOR_PREFIX + nodeId, value: toJsonBytes(target) }])
+    try {
+      await this.committer.write([{ type: 'put', key: CURSOR_PREFIX + nodeId, value: toJsonBytes(target) }])
+    } catch (err) {
+      // not durable: the consumer acks again (a later ack that did land is kept)
+      if (st.cursor === target) st.cursor = before
+      throw err
+    }
     this.emit('ack', nodeId, target)
     return target
   }

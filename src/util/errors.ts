@@ -42,6 +42,14 @@ export const ChannelBindingError = defineError('ChannelBindingError', 'CHANNEL_B
 export const InvalidSignatureError = defineError('InvalidSignatureError', 'INVALID_SIGNATURE')
 export const AccessDeniedError = defineError('AccessDeniedError', 'ACCESS_DENIED')
 export const ConfigError = defineError('ConfigError', 'CONFIG')
+/** The store's disk is full or under the low-space watermark: nothing is written; retry once space returns. */
+export const StoreFullError = defineError('StoreFullError', 'STORE_FULL')
+/** A store write failed (I/O error): nothing more is acknowledged until the store is reopened; retry later. */
+export const StoreFaultError = defineError('StoreFaultError', 'STORE_FAULT')
+/** `join`: the address is not a multiaddr amesh can dial. */
+export const InvalidAddressError = defineError('InvalidAddressError', 'INVALID_ADDRESS')
+/** `join`: the address could not be reached. */
+export const UnreachableError = defineError('UnreachableError', 'UNREACHABLE')
 
 /** The stable code of an error that leaves the process. */
 export function errorCode (err: unknown): string {

@@ -61,14 +61,14 @@ export interface Pair { a: TestHost, b: TestHost, aPort: number, bPort: number }
  * grants each sender MESSAGE), both at fixed ports, `a` joined to `b` (so it
  * redials `b` after a restart); returns once `a` can resolve `bob` and holds every grant.
  */
-export async function startPair (opts: { a?: Record<string, unknown>, b?: Record<string, unknown>, senders?: string[] } = {}): Promise<Pair> {
+export async function startPair (opts: { a?: Record<string, unknown>, b?: Record<string, unknown>, senders?: string[], bHome?: string } = {}): Promise<Pair> {
   const senders = opts.senders ?? ['alice']
   const t0 = Date.now()
   const lap = (what: string): void => { if (process.env.AMESH_TEST_TIMING !== undefined) process.stderr.write(`startPair ${what} +${Date.now() - t0} ms\n`) }
   const [aPort, bPort] = [await freePort(), await freePort()]
   const listen = (p: number): string[] => [`/ip4/127.0.0.1/tcp/${p}`]
   const [b, a] = await Promise.all([
-    startHost({ config: { listen: listen(bPort), ...opts.b } }),
+    startHost({ config: { listen: listen(bPort), ...opts.b }, home: opts.bHome }),
     startHost({ config: { listen: listen(aPort), ...opts.a } })
   ])
   await call(a, 'join', { addr: b.addr })

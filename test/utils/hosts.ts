@@ -48,7 +48,7 @@ export interface TestHost {
   cleanup: () => Promise<void>
 }
 
-export interface HostOptions { peers?: string[], config?: Record<string, unknown>, extra?: string[] }
+export interface HostOptions { peers?: string[], config?: Record<string, unknown>, extra?: string[], /** an existing empty directory to use as the home (default: a new temp dir) */ home?: string }
 
 function writeConfig (home: string, config: Record<string, unknown>): void {
   const merged = { listen: ['/ip4/127.0.0.1/tcp/0'], ...config }
@@ -57,7 +57,7 @@ function writeConfig (home: string, config: Record<string, unknown>): void {
 
 /** Make a home and start a detached daemon in it. */
 export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
-  const home = mkdtempSync(join(tmpdir(), 'am-'))
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), 'am-'))
   writeConfig(home, opts.config ?? {})
   const h: TestHost = {
     home,

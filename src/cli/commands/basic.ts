@@ -54,7 +54,12 @@ export const status: Command = {
     printLine(`pid ${String(s.pid)}  peer ${String(s.peerId)}`)
     printLine(`addrs ${(s.addrs as string[]).join(' ')}`)
     printLine(`peers ${(s.peers as string[]).length}  outbox queued ${s.outbox.queued}  dead ${s.outbox.dead}  store ${String(s.store_bytes)} bytes`)
-    for (const n of s.nodes) printLine(`node ${n.name}  ${n.id}  inbox last ${n.inbox.last} cursor ${n.inbox.cursor} unacked ${n.inbox.unacked}`)
+    const store = s.store
+    printLine(`store ${store.state}${store.free_bytes !== undefined ? `  free ${store.free_bytes} bytes` : ''}${store.error !== undefined ? `  ${store.error.code}: ${store.error.message}` : ''}`)
+    for (const n of s.nodes) {
+      const i = n.inbox
+      printLine('error' in i ? `node ${n.name}  ${n.id}  inbox unreadable now: ${i.error}` : `node ${n.name}  ${n.id}  inbox last ${i.last} cursor ${i.cursor} unacked ${i.unacked}`)
+    }
     return 0
   }
 }

@@ -9,6 +9,8 @@ import type { Command } from '../command.js'
 import { BIN, waitForDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 import { AlreadyRunningError, firstStartFailure, runningDaemonPid, snapshotHome, undoFirstStart, type HomeSnapshot } from './up-guard.js'
+import { EXIT_STORE_FAULT } from '../../store/store-guard.js'
+import { StoreFaultError, errorMessage } from '../../util/errors.js'
 
 /** The config and flags without the environment's mDNS override: what a new home records. */
 function settingsFor (args: Parsed, home: string): HostConfig {
@@ -52,7 +54,10 @@ async function detach (args: Parsed, home: string): Promise<number> {
   })
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })
-  const client = await waitForDaemon(home, () => exitCode)
+  const client = await waitForDaemon(home, () => exitCode).catch((err: unknown) => {
+    // the daemon could not open a full or faulted store: keep its distinct status (main maps the code)
+    throw exitCode === EXIT_STORE_FAULT ? new StoreFaultError(errorMessage(err), { cause: err }) : err
+  })
   const { pid } = await client.call('status')
   const id = await client.call('id')
   client.close()

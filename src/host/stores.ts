@@ -1,0 +1,91 @@
+// Opening the host's store: private files, the lock turned into a clear
+// message, a full disk explained, and the guard that stops acknowledging
+// after a failed write and reopens the store (store/store-guard.ts).
+import { chmodSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { statfs } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { HomePaths } from '../control/paths.js'
+import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
+import { InboxStore } from '../store/inbox.js'
+import { NodeStore } from '../store/nodes.js'
+import { OutboxStore } from '../store/outbox.js'
+import { EXIT_STORE_FAULT, REOPEN_MIN_FREE_BYTES, StoreGuard, isNoSpace } from '../store/store-guard.js'
+import { StoreFullError, StoreLockedError, errorMessage, type AmeshError } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import type { HostConfig } from './config.js'
+import { PeerBook } from './peer-book.js'
+
+export interface Stores { db: RawDb, committer: Committer, guard: StoreGuard, nodes: NodeStore, inbox: InboxStore, outbox: OutboxStore, peerBook: PeerBook }
+
+/** What to do when a failed write cannot be undone by a reopen (default: log and exit EXIT_STORE_FAULT). */
+export type StoreFatal = (err: AmeshError) => void
+
+function pidHint (paths: HomePaths): string {
+  try {
+    return ` (pid ${readFileSync(paths.pidFile, 'utf8').trim()})`
+  } catch {
+    return ''
+  }
+}
+
+/** The store directory 0700 and its files 0600 (a store made before this rule had 0755 / 0644). */
+function privateStore (dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  chmodSync(dir, 0o700)
+  for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o600)
+}
+
+/** LevelDB writes when it opens (a table from its log, a manifest): on a full disk it cannot, so say so. */
+async function explainOpenFailure (paths: HomePaths, err: unknown): Promise<unknown> {
+  let free: number | undefined
+  try { const s = await statfs(paths.home); free = s.bavail * s.bsize } catch { /* unknown */ }
+  if (!isNoSpace(err) && (free === undefined || free >= REOPEN_MIN_FREE_BYTES)) return err
+  return new StoreFullError(`cannot open the store ${paths.store}: its disk has ${free ?? '?'} bytes free, and LevelDB must write to open it (${errorMessage(err)}); free some space and start again`, { cause: err })
+}
+
+async function openPrivateDb (paths: HomePaths): Promise<RawDb> {
+  // node keys rest in the store: every file LevelDB makes is the owner's only (0600, directories 0700)
+  process.umask(process.umask() | 0o077)
+  privateStore(paths.store)
+  try {
+    return await openDb(paths.store)
+  } catch (err) {
+    if (err instanceof StoreLockedError) {
+      throw new StoreLockedError(`amesh is already running for home ${paths.home}${pidHint(paths)}`, { cause: err })
+    }
+    throw await explainOpenFailure(paths, err)
+  }
+}
+
+function defaultFatal (log: Logger): StoreFatal {
+  return (err) => {
+    log(`${err.message}: exiting with status ${EXIT_STORE_FAULT} so that nothing more is acknowledged; free space or repair the disk, then start again`)
+    process.exit(EXIT_STORE_FAULT)
+  }
+}
+
+export async function openStores (paths: HomePaths, config: HostConfig, log: Logger, onFatal?: StoreFatal): Promise<Stores> {
+  const db = await openPrivateDb(paths)
+  const fatal = onFatal ?? defaultFatal(log)
+  const guard = new StoreGuard({
+    path: paths.store,
+    minFreeBytes: config.storeMinFreeBytes,
+    reopen: async () => { await db.close(); await db.open() },
+    log,
+    onFatal: (err) => fatal(err)
+  })
+  try {
+    await guard.start()
+    const committer = new Committer(batchTarget(db), config.durability, guard)
+    const nodes = new NodeStore(db, committer)
+    await nodes.load()
+    const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)
+    const outbox = new OutboxStore(db, committer, config.outboxPerDestination)
+    await outbox.load()
+    return { db, committer, guard, nodes, inbox, outbox, peerBook: new PeerBook(db, committer) }
+  } catch (err) {
+    guard.stop()
+    await db.close().catch(() => {})
+    throw err
+  }
+}

@@ -1,7 +1,6 @@
 import { resolveHome } from '../control/paths.js'
-import { INFO_NOT_RUNNING_EXIT } from '../control/ssh-target.js'
 import { DaemonNotRunningError, errorCode, errorMessage } from '../util/errors.js'
-import { EXIT_STORE_FAULT } from '../store/store-guard.js'
+import { EXIT_NOT_RUNNING, EXIT_STORE_FAULT } from '../util/exit-codes.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'
 import { ack, card, down, id, node, nodes, status } from './commands/basic.js'
@@ -13,9 +12,6 @@ import { init } from './commands/init.js'
 import { peers } from './commands/peers.js'
 import { extraCommands } from './registry.js'
 import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
-
-/** the exit status of a command that needs a running daemon and found none (like `join --info`) */
-const EXIT_NOT_RUNNING = INFO_NOT_RUNNING_EXIT
 
 const COMMANDS: Command[] = [init, up, down, status, id, join, peers, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
 

@@ -2,8 +2,10 @@
 // syntax, and the exit status `amesh join --info` uses for "not running".
 import { InvalidArgumentError } from '../util/errors.js'
 
+import { EXIT_NOT_RUNNING } from '../util/exit-codes.js'
+
 /** `amesh join --info` (and every read-only command) exits with this when no daemon runs. */
-export const INFO_NOT_RUNNING_EXIT = 3
+export const INFO_NOT_RUNNING_EXIT = EXIT_NOT_RUNNING
 
 /** `[USER@]HOST[:PORT]` (IPv6 in brackets); nothing may start with "-" (ssh would read an option). */
 export function parseSshTarget (text: string): { destination: string, port?: number } {

@@ -1,22 +1,18 @@
 import { EventEmitter } from 'node:events'
-import * as cbor from '@ipld/dag-cbor'
 import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { FifoMap } from '../util/fifo-map.js'
+import { InboxTails } from './inbox-tails.js'
+import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, encodeInboxValue, seqFromKey, seqKey } from './inbox-values.js'
+
+export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
 
 const INBOX_PREFIX = Bucket.inbox
 const CURSOR_PREFIX = Bucket.cursor
 const DEDUP_PREFIX = Bucket.dedup
 
-export interface InboxEntry {
-  seq: number
-  /** the packet bytes as received */
-  packet: Uint8Array
-  /** receive time, ms */
-  received: number
-}
 
 export interface AppendItem {
   nodeId: string
@@ -56,77 +52,9 @@ interface NodeState { last: number, cursor: number, oldest: number }
 export interface Where { nodeId: string, seq: number }
 interface Lookup { checked: Set<string>, found: Map<string, Where> }
 
-export function seqKey (nodeId: string, seq: number): string {
-  return `${INBOX_PREFIX}${nodeId}!${seq.toString(16).padStart(12, '0')}`
-}
-
-/**
- * Inbox entry value, format 1: [0x01][received: float64 BE][packet bytes]. The
- * old format (a CBOR map {r, p}, first byte 0xa2) is still read.
- */
-const ENTRY_FORMAT = 1
-const ENTRY_HEADER = 9
-
-export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {
-  // every byte is written: no zero fill; small values come from Node's buffer pool
-  const out = Buffer.allocUnsafe(ENTRY_HEADER + packet.byteLength)
-  out[0] = ENTRY_FORMAT
-  out.writeDoubleBE(received, 1)
-  out.set(packet, ENTRY_HEADER)
-  return out
-}
-
-/** Writes `d!` values, keeping the head `{"nodeId":…,"seq":` of the last node (one per store). */
-class DedupValueEncoder {
-  private nodeId = ''
-  private head: Buffer = Buffer.alloc(0)
-  encode (nodeId: string, seq: number): Uint8Array {
-    if (this.nodeId !== nodeId) { this.nodeId = nodeId; this.head = dedupHeadOf(nodeId) }
-    return dedupValue(this.head, seq)
-  }
-}
-const dedupHeadOf = (nodeId: string): Buffer => Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
-
-/**
- * The `d!` value: the JSON `{"nodeId":…,"seq":N}` (the bytes of
- * toJsonBytes({ nodeId, seq })), built from the head and the seq's digits.
- */
-export function encodeDedupValue (nodeId: string, seq: number): Uint8Array {
-  return dedupValue(dedupHeadOf(nodeId), seq)
-}
-
-function dedupValue (head: Buffer, seq: number): Uint8Array {
-  const digits = String(seq)
-  const out = Buffer.allocUnsafe(head.byteLength + digits.length + 1)
-  out.set(head, 0)
-  out.write(digits, head.byteLength, 'latin1')
-  out[out.byteLength - 1] = 0x7d // }
-  return out
-}
-
-export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array } {
-  if (value[0] !== ENTRY_FORMAT) return cbor.decode<{ r: number, p: Uint8Array }>(value)
-  const r = new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
-  return { r, p: value.subarray(ENTRY_HEADER) }
-}
-
 /** stored message ids remembered in memory (answers resends without a store read) */
 const RECENT_IDS = 16_384
-/** per watched node: the newest durable entries kept in memory for caught-up followers */
-const TAIL_ENTRIES = 1024
-const TAIL_BYTES = 4 * 1024 * 1024
-
-/**
- * The newest durable entries of a watched node, consecutive by seq:
- * entries[k].seq === first + k, and the last one is the newest entry made
- * durable (any later durable entry resets the tail to start at itself).
- */
-interface Tail { first: number, entries: InboxEntry[], bytes: number }
 interface Fresh { nodeId: string, entry: InboxEntry }
-
-function seqFromKey (key: string): number {
-  return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
-}
 
 /**
  * Per-node inboxes: strictly increasing, gap-free sequence numbers; a durable
@@ -139,8 +67,7 @@ export class InboxStore extends EventEmitter {
   /** message id -> seq, for ids whose write is queued but not yet durable */
   private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
   /** followers per node, and the in-memory tail kept for each watched node */
-  private readonly watchers = new Map<string, number>()
-  private readonly tails = new Map<string, Tail>()
+  private readonly tails = new InboxTails()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW) {
     super()
@@ -285,7 +212,7 @@ export class InboxStore extends EventEmitter {
       mine.push(item.packetId)
       const value = encodeInboxValue(now, item.packet)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
-      if (this.watchers.has(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
+      if (this.tails.watched(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
       ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: this.dedupValues.encode(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
@@ -297,7 +224,7 @@ export class InboxStore extends EventEmitter {
         if (durable && where !== undefined) this.remember(id, { nodeId: where.nodeId, seq: where.seq })
         this.pendingIds.delete(id)
       }
-      if (durable) for (const f of fresh) this.keepTail(f.nodeId, f.entry)
+      if (durable) for (const f of fresh) this.tails.keep(f.nodeId, f.entry)
       else this.giveBack(firsts, touched)
       release()
     }
@@ -316,52 +243,9 @@ export class InboxStore extends EventEmitter {
     }
   }
 
-  /**
-   * A follower of `nodeId` is attached: keep the newest durable entries of
-   * that node in memory (bounded) so a caught-up follower reads them without
-   * a store read. Returns the function that detaches it.
-   */
+  /** A follower of `nodeId` is attached: its newest durable entries are kept in memory (inbox-tails.ts). Returns the detach. */
   watch (nodeId: string): () => void {
-    this.watchers.set(nodeId, (this.watchers.get(nodeId) ?? 0) + 1)
-    let attached = true
-    return () => {
-      if (!attached) return
-      attached = false
-      const n = (this.watchers.get(nodeId) ?? 1) - 1
-      if (n > 0) { this.watchers.set(nodeId, n); return }
-      this.watchers.delete(nodeId)
-      this.tails.delete(nodeId)
-    }
-  }
-
-  /** Add a just-durable entry to its node's tail; a gap (a failed write, an out-of-order finish) restarts the tail. */
-  private keepTail (nodeId: string, entry: InboxEntry): void {
-    if (!this.watchers.has(nodeId)) return
-    let tail = this.tails.get(nodeId)
-    if (tail === undefined || entry.seq !== tail.first + tail.entries.length) {
-      tail = { first: entry.seq, entries: [], bytes: 0 }
-      this.tails.set(nodeId, tail)
-    }
-    tail.entries.push(entry)
-    tail.bytes += entry.packet.byteLength
-    while (tail.entries.length > 1 && (tail.entries.length > TAIL_ENTRIES || tail.bytes > TAIL_BYTES)) {
-      const dropped = tail.entries.shift() as InboxEntry
-      tail.bytes -= dropped.packet.byteLength
-      tail.first++
-    }
-  }
-
-  /**
-   * Entries after `after` from the in-memory tail, or undefined when the tail
-   * does not start at or before `after + 1` (then the store answers). Nothing
-   * newer than the tail's end is durable and announced yet.
-   */
-  private fromTail (nodeId: string, after: number, limit: number): InboxEntry[] | undefined {
-    const tail = this.tails.get(nodeId)
-    if (tail === undefined) return undefined
-    const from = after + 1 - tail.first
-    if (from < 0 || from > tail.entries.length) return undefined
-    return tail.entries.slice(from, from + limit)
+    return this.tails.watch(nodeId)
   }
 
   /** Entries with seq > after, in order, at most `limit`. Reads only durable data. */
@@ -371,7 +255,7 @@ export class InboxStore extends EventEmitter {
    * of large packets stays bounded in memory. Read again after the last seq.
    */
   async read (nodeId: string, after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<InboxEntry[]> {
-    const cached = this.fromTail(nodeId, after, limit)
+    const cached = this.tails.read(nodeId, after, limit)
     if (cached !== undefined) return cached
     const out: InboxEntry[] = []
     let bytes = 0
@@ -417,7 +301,7 @@ export class InboxStore extends EventEmitter {
       if (last) break
     }
     this.state.delete(nodeId)
-    this.tails.delete(nodeId)
+    this.tails.reset(nodeId)
     return total
   }
 
@@ -465,7 +349,7 @@ export class InboxStore extends EventEmitter {
         ops.push({ type: 'del', key })
       }
       // unsynced: a deletion lost in a crash leaves acked entries to be pruned again
-      if (ops.length > 0) { this.tails.delete(nodeId); await this.committer.writeUnsynced(ops) }
+      if (ops.length > 0) { this.tails.reset(nodeId); await this.committer.writeUnsynced(ops) }
       total += ops.length
       if (ops.length < PRUNE_CHUNK) return total
     }

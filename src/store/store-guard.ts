@@ -8,8 +8,7 @@ export const MIB = 1024 * 1024
 export const DEFAULT_MIN_FREE_BYTES = 64 * MIB
 /** free space the store's disk needs before a faulted store is reopened (LevelDB writes a table and a manifest on open) */
 export const REOPEN_MIN_FREE_BYTES = 8 * MIB
-/** exit status of a daemon whose store faulted and cannot be reopened (EX_TEMPFAIL: a supervisor may restart it) */
-export const EXIT_STORE_FAULT = 75
+export { EXIT_STORE_FAULT } from '../util/exit-codes.js'
 /** how often free space is measured, and a faulted store tries to recover */
 const POLL_INTERVAL = SECOND
 /** reopen attempts with space available before the daemon gives up */

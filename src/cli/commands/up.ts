@@ -9,7 +9,7 @@ import type { Command } from '../command.js'
 import { BIN, waitForDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 import { AlreadyRunningError, firstStartFailure, runningDaemonPid, snapshotHome, undoFirstStart, type HomeSnapshot } from './up-guard.js'
-import { EXIT_STORE_FAULT } from '../../store/store-guard.js'
+import { EXIT_STORE_FAULT } from '../../util/exit-codes.js'
 import { StoreFaultError, errorMessage } from '../../util/errors.js'
 
 /** The config and flags without the environment's mDNS override: what a new home records. */

@@ -1,0 +1,73 @@
+// The inbox's key and value encodings (the `i!` and `d!` buckets of
+// schema.ts): one definition for the store and its equivalence tests.
+import * as cbor from '@ipld/dag-cbor'
+import { Bucket } from './schema.js'
+
+const INBOX_PREFIX = Bucket.inbox
+
+export interface InboxEntry {
+  seq: number
+  /** the packet bytes as received */
+  packet: Uint8Array
+  /** receive time, ms */
+  received: number
+}
+
+export function seqKey (nodeId: string, seq: number): string {
+  return `${INBOX_PREFIX}${nodeId}!${seq.toString(16).padStart(12, '0')}`
+}
+
+/**
+ * Inbox entry value, format 1: [0x01][received: float64 BE][packet bytes]. The
+ * old format (a CBOR map {r, p}, first byte 0xa2) is still read.
+ */
+const ENTRY_FORMAT = 1
+export const ENTRY_HEADER = 9
+
+export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {
+  // every byte is written: no zero fill; small values come from Node's buffer pool
+  const out = Buffer.allocUnsafe(ENTRY_HEADER + packet.byteLength)
+  out[0] = ENTRY_FORMAT
+  out.writeDoubleBE(received, 1)
+  out.set(packet, ENTRY_HEADER)
+  return out
+}
+
+/** Writes `d!` values, keeping the head `{"nodeId":…,"seq":` of the last node (one per store). */
+export class DedupValueEncoder {
+  private nodeId = ''
+  private head: Buffer = Buffer.alloc(0)
+  encode (nodeId: string, seq: number): Uint8Array {
+    if (this.nodeId !== nodeId) { this.nodeId = nodeId; this.head = dedupHeadOf(nodeId) }
+    return dedupValue(this.head, seq)
+  }
+}
+const dedupHeadOf = (nodeId: string): Buffer => Buffer.from(`{"nodeId":${JSON.stringify(nodeId)},"seq":`)
+
+/**
+ * The `d!` value: the JSON `{"nodeId":…,"seq":N}` (the bytes of
+ * toJsonBytes({ nodeId, seq })), built from the head and the seq's digits.
+ */
+export function encodeDedupValue (nodeId: string, seq: number): Uint8Array {
+  return dedupValue(dedupHeadOf(nodeId), seq)
+}
+
+function dedupValue (head: Buffer, seq: number): Uint8Array {
+  const digits = String(seq)
+  const out = Buffer.allocUnsafe(head.byteLength + digits.length + 1)
+  out.set(head, 0)
+  out.write(digits, head.byteLength, 'latin1')
+  out[out.byteLength - 1] = 0x7d // }
+  return out
+}
+
+export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array } {
+  if (value[0] !== ENTRY_FORMAT) return cbor.decode<{ r: number, p: Uint8Array }>(value)
+  const r = new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
+  return { r, p: value.subarray(ENTRY_HEADER) }
+}
+
+export function seqFromKey (key: string): number {
+  return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
+}
+

@@ -1,6 +1,5 @@
 import type { Libp2p, PeerId } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { Committer } from '../store/db.js'
 import type { InboxStore } from '../store/inbox.js'
@@ -45,8 +44,6 @@ const SWEEP_BATCH = 1000
  * their notices.
  */
 export class DeliveryService implements Transport<PeerTarget> {
-  /** the packet codec of this node's sends (its caches are this service's) */
-  readonly codec = new PacketCodec()
   private readonly links = new Map<string, PeerLink>()
   private sweeper?: NodeJS.Timeout
   private readonly receiver: PacketReceiver

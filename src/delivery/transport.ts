@@ -3,7 +3,8 @@
 // this host, a remote host over a libp2p peer link; later a relayed
 // connection or an agent behind another protocol) and resolves once the
 // packet is durable on this host's side. The send pipeline picks the
-// transport registered for the target's kind (src/routing/transports.ts).
+// transport registered for the target's kind (the `Transports` table of
+// src/routing/send.ts, filled in src/host/components.ts).
 import type { Packet } from '../packet/types.js'
 import type { InboxStore } from '../store/inbox.js'
 

@@ -3,11 +3,9 @@
 // in the reverse order. Start and stop are safe to call twice.
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import type { Startable } from '../util/startable.js'
 
-export interface Startable {
-  start: () => void | Promise<void>
-  stop: () => void | Promise<void>
-}
+export type { Startable }
 
 interface Entry { name: string, service: Partial<Startable>, state: 'new' | 'started' | 'stopped' }
 

@@ -1,5 +1,5 @@
 // Resolution: a node name or id becomes a target of one kind. Each kind has
-// one transport (src/routing/transports.ts); a new way to reach a node (a
+// one transport (the `Transports` table of routing/send.ts, filled in host/components.ts); a new way to reach a node (a
 // relayed connection, an agent behind another protocol) is a new kind here
 // plus its transport, not a new branch in `send`.
 import type { CardExchange } from '../discovery/cards-protocol.js'

@@ -2,6 +2,6 @@
 // them in order and stops them in reverse. Both calls are safe to repeat.
 
 export interface Startable {
-  start: () => Promise<void>
-  stop: () => Promise<void>
+  start: () => void | Promise<void>
+  stop: () => void | Promise<void>
 }

@@ -3,17 +3,7 @@ import { DaemonNotRunningError, errorCode, errorMessage } from '../util/errors.j
 import { EXIT_NOT_RUNNING, EXIT_STORE_FAULT } from '../util/exit-codes.js'
 import { bool, parseArgs, str } from './args.js'
 import { COMMON_FLAGS, type Command } from './command.js'
-import { ack, card, down, id, node, nodes, status } from './commands/basic.js'
-import { inbox, outbox } from './commands/inbox.js'
-import { join } from './commands/join.js'
-import { send } from './commands/send.js'
-import { up } from './commands/up.js'
-import { init } from './commands/init.js'
-import { peers } from './commands/peers.js'
-import { extraCommands } from './registry.js'
-import { block, grant, grants, profile, revoke, unblock } from './commands/acl.js'
-
-const COMMANDS: Command[] = [init, up, down, status, id, join, peers, node, nodes, card, send, inbox, ack, outbox, grant, revoke, grants, block, unblock, profile, ...extraCommands]
+import { COMMANDS } from './registry.js'
 
 function usage (): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))
@@ -43,13 +33,14 @@ export async function main (argv: string[]): Promise<void> {
     process.exitCode = name === undefined ? 1 : 0
     return
   }
-  const command = COMMANDS.find((c) => c.name === name)
-  if (command === undefined) {
+  const entry = COMMANDS.find((c) => c.name === name)
+  if (entry === undefined) {
     process.stderr.write(`amesh: unknown command "${name}" (see amesh --help)\n`)
     process.exitCode = 2
     return
   }
   try {
+    const command = await entry.load()
     const args = parseArgs(rest, { ...COMMON_FLAGS, ...command.flags })
     if (bool(args, 'help')) { process.stdout.write(commandHelp(command) + '\n'); return }
     process.exitCode = await command.run(args, resolveHome(str(args, 'home')))

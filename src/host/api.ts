@@ -1,9 +1,9 @@
-import { EncodedArray, implement, PagedArray, type EncodeItem, type MethodTable, type StreamSink } from '../control/server.js'
+import { EncodedArray, implement, PagedArray, type MethodTable, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Components } from './components.js'
 import { renderEntry } from '../packet/render.js'
-import { EntryJsonRenderer } from '../packet/render-json.js'
+import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
@@ -39,26 +39,6 @@ function nextPageSize (entries: InboxEntry[]): number {
   return Math.min(FOLLOW_MAX_PAGE, Math.max(FOLLOW_MIN_PAGE, Math.floor(FOLLOW_PAGE_BYTES / per)))
 }
 
-/**
- * Pages smaller than this are encoded through renderEntry and JSON.stringify
- * (the same bytes): the byte renderer pays off on replays, and on a page of a
- * few live entries it would run before the JIT has optimised it.
- */
-const BYTE_RENDER_MIN = 32
-
-/** The encoder of a page's entries: each entry's renderEntry JSON. */
-function pageEncoder (entries: InboxEntry[], label: (id: string) => string): EncodeItem {
-  if (entries.length < BYTE_RENDER_MIN) return (k, out) => { out.json(renderEntry(entries[k], label)) }
-  const render = new EntryJsonRenderer(label)
-  return (k, out) => { render.write(entries[k], out) }
-}
-
-/** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */
-function renderedSize (entries: InboxEntry[]): number {
-  let bytes = 0
-  for (const e of entries) bytes += e.packet.byteLength + 256
-  return bytes
-}
 
 /**
  * Send one page of entries on the stream. With a framing sink the page is
@@ -69,7 +49,7 @@ function renderedSize (entries: InboxEntry[]): number {
  */
 async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Promise<{ drained: Promise<void> }> {
   if (sink.frame !== undefined && sink.emitFramed !== undefined) {
-    const lines = sink.frame(entries.length, pageEncoder(entries, label), renderedSize(entries))
+    const lines = sink.frame(entries.length, entriesJsonEncoder(entries, label), renderedJsonSize(entries))
     await before
     const drained = sink.emitFramed(lines)
     drained.catch(() => {}) // awaited before the next page or at the end
@@ -93,7 +73,7 @@ async function * readPages (host: Pick<Components, 'inbox' | 'label'>, nodeId: s
     while (end < entries.length && bytes < READ_PAGE_BYTES) bytes += entries[end++].packet.byteLength
     const page = entries.slice(start, end)
     start = end
-    yield new EncodedArray<RenderedPacket>(page.length, pageEncoder(page, label), renderedSize(page) + 64)
+    yield new EncodedArray<RenderedPacket>(page.length, entriesJsonEncoder(page, label), renderedJsonSize(page) + 64)
   }
 }
 

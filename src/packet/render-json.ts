@@ -314,3 +314,24 @@ function jsonNumber (n: number): string {
 export function renderEntryJson (entry: PacketEntry, label: (id: string) => string, out: JsonBytes): void {
   new EntryJsonRenderer(label).write(entry, out)
 }
+
+/**
+ * Pages smaller than this are encoded through renderEntry and JSON.stringify
+ * (the same bytes): the byte renderer pays off on replays, and on a page of a
+ * few live entries it would run before the JIT has optimised it.
+ */
+const BYTE_RENDER_MIN = 32
+
+/** The encoder of a page's entries (one JSON value per entry, index k): each entry's renderEntry JSON, through the byte renderer for larger pages. */
+export function entriesJsonEncoder (entries: readonly PacketEntry[], label: (id: string) => string): (k: number, out: JsonBytes) => void {
+  if (entries.length < BYTE_RENDER_MIN) return (k, out) => { out.json(renderEntry(entries[k], label)) }
+  const render = new EntryJsonRenderer(label)
+  return (k, out) => { render.write(entries[k], out) }
+}
+
+/** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */
+export function renderedJsonSize (entries: readonly PacketEntry[]): number {
+  let bytes = 0
+  for (const e of entries) bytes += e.packet.byteLength + 256
+  return bytes
+}

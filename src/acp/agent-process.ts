@@ -17,6 +17,15 @@ export interface AgentHandlers {
   sandbox: Sandbox
 }
 
+/** An ACP error's message with its data (the agent's own words), for logs and ERROR reasons. */
+export function acpError (err: unknown): string {
+  if (!(err instanceof Error)) return String(err)
+  const data = (err as { data?: unknown }).data
+  if (data === undefined || data === null) return err.message
+  const detail = typeof data === 'string' ? data : JSON.stringify(data)
+  return `${err.message}: ${detail.slice(0, 1000)}`
+}
+
 export class AgentProcess {
   /** why the process ended (resolves once, when it did) */
   readonly ended: Promise<string>

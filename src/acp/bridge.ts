@@ -11,7 +11,7 @@ import { homePaths } from '../control/paths.js'
 import type { RenderedPacket } from '../packet/render.js'
 import { errorMessage } from '../util/errors.js'
 import { createLogger, type Logger } from '../util/log.js'
-import { AgentProcess } from './agent-process.js'
+import { AgentProcess, acpError } from './agent-process.js'
 import { bridgeConfig, type BridgeConfig } from './config.js'
 import { CANCEL_CONTEXT } from './constants.js'
 import { Sandbox } from './files.js'
@@ -92,9 +92,16 @@ export class Bridge {
         await agent.conn.agent.request(methods.agent.session.load, { sessionId: stored, cwd, mcpServers: this.mcpServers() })
         this.live.add(stored)
         return stored
-      } catch (err) { this.log(`session/load ${stored} failed (${errorMessage(err)}): a new session`) }
+      } catch (err) { this.log(`session/load ${stored} failed (${acpError(err)}): a new session`) }
     }
-    const r = await agent.conn.agent.request(methods.agent.session.new, { cwd, mcpServers: this.mcpServers() })
+    let r: { sessionId: string }
+    try {
+      r = await agent.conn.agent.request(methods.agent.session.new, { cwd, mcpServers: this.mcpServers() })
+    } catch (err) {
+      this.log(`session/new failed: ${acpError(err)}`)
+      throw err
+    }
+    this.log(`session/new ${r.sessionId} for conversation ${conversation} (cwd ${cwd})`)
     this.live.add(r.sessionId)
     this.journal.setSession(conversation, r.sessionId)
     return r.sessionId
@@ -171,9 +178,9 @@ export class Bridge {
       if (!outcome.ok && outcome.crashed && this.cfg.retry === 'once' && attempts < 2) { this.crashed = true; return }
       await turn.report(outcome)
     } catch (err) {
-      this.log(`prompt ${p.id} failed: ${errorMessage(err)}`)
+      this.log(`prompt ${p.id} failed: ${acpError(err)}`)
       if (this.crashed || this.agent?.endReason !== undefined) return
-      await (turn ?? this.turnFor(p, '')).report({ ok: false, reason: `agent error: ${errorMessage(err)}`, crashed: false })
+      await (turn ?? this.turnFor(p, '')).report({ ok: false, reason: `agent error: ${acpError(err)}`, crashed: false })
     } finally {
       if (turn !== undefined) this.turns.delete(turn.sessionId)
       this.status()

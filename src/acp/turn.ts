@@ -4,7 +4,7 @@
 // Every packet to the requester goes through one queue, so they arrive in order.
 import { methods, type RequestPermissionRequest, type RequestPermissionResponse, type SessionUpdate } from '@agentclientprotocol/sdk'
 import type { RenderedPacket } from '../packet/render.js'
-import type { AgentProcess } from './agent-process.js'
+import { acpError, type AgentProcess } from './agent-process.js'
 import type { BridgeConfig } from './config.js'
 import { EXIT_GRACE, MAX_RESULT_CHARS } from './constants.js'
 import type { Permissions } from './permissions.js'
@@ -104,7 +104,7 @@ export class Turn {
       this.progress.close()
       const why = await Promise.race([this.deps.agent.ended, new Promise<undefined>((resolve) => setTimeout(resolve, EXIT_GRACE))])
       if (why !== undefined) return { ok: false, reason: `agent process crashed: ${why}`, crashed: true }
-      return { ok: false, reason: `agent error: ${err instanceof Error ? err.message : String(err)}`, crashed: false }
+      return { ok: false, reason: `agent error: ${acpError(err)}`, crashed: false }
     }
   }
 

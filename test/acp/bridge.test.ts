@@ -32,7 +32,9 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     await h.ok(['agent', 'start', acpSpec(dir, 'coder', work), '--parent', 'lead'])
     await h.ok(['agent', 'start', acpSpec(dir, 'quick', work, { permission_timeout: '4s' }), '--parent', 'lead'])
     await waitAcp(h, 'coder', (a) => a.acp?.agent === 'amesh-test-echo', 'coder initialized')
+    await h.ok(['agent', 'start', acpSpec(dir, 'again', work, { retry: 'once' }), '--parent', 'lead'])
     await waitAcp(h, 'quick', (a) => a.acp?.agent === 'amesh-test-echo', 'quick initialized')
+    await waitAcp(h, 'again', (a) => a.acp?.agent === 'amesh-test-echo', 'again initialized')
   })
 
   after(async () => {
@@ -117,6 +119,20 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     assert.equal(got[0].signal, 'MESSAGE')
   })
 
+  it('acp - a conversation keeps its ACP session; another conversation gets its own', async () => {
+    const ask = async (conv: string): Promise<string> => {
+      const id = await sendId(h, 'lead', 'coder', 'whoami', ['--conversation', conv])
+      const r = await waitReply(h, 'lead', id, 'RETURN')
+      return r[r.length - 1].payload.result ?? ''
+    }
+    const a1 = await ask('conv-a')
+    const a2 = await ask('conv-a')
+    const b1 = await ask('conv-b')
+    assert.equal(a1, a2)
+    assert.notEqual(a1, b1)
+    assert.match(a1, /^s\d+-\d+$/)
+  })
+
   it('acp - a cancel packet → session/cancel → ERROR cancelled', async () => {
     const id = await sendId(h, 'lead', 'coder', 'hang on')
     await waitLog(h, 'coder', `prompt ${id} from lead`)
@@ -142,6 +158,23 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     assert.equal(r[r.length - 1].payload.result, 'read ok: inside cwd')
     // the crashed prompt was reported once, not run again
     assert.equal((await waitReply(h, 'lead', id, 'ERROR')).length, replies.length)
+    // the stored session of conv-a is loaded into the new agent process (session/load), not replaced
+    const q = await sendId(h, 'lead', 'coder', 'whoami', ['--conversation', 'conv-a'])
+    const sid = (await waitReply(h, 'lead', q, 'RETURN')).filter((x) => x.signal === 'RETURN')[0].payload.result ?? ''
+    await waitLog(h, 'coder', `echo-agent: session/load ${sid}`)
+  })
+
+  it('acp - retry: once — a prompt whose agent was killed mid-turn runs once more after the restart, and answers once', async () => {
+    const marker = join(dir, 'hangonce.marker')
+    const id = await sendId(h, 'lead', 'again', `hangonce ${marker}`)
+    const a = await waitAcp(h, 'again', (x) => x.acp?.state === 'prompting' && x.acp.agent_pid !== null, 'again prompting')
+    process.kill(a.acp?.agent_pid as number, 'SIGKILL')
+    const replies = await waitReply(h, 'lead', id, 'RETURN', 60_000)
+    assert.equal(replies.filter((r) => r.signal === 'RETURN').length, 1)
+    assert.equal(replies.filter((r) => r.signal === 'ERROR').length, 0)
+    assert.equal(replies.filter((r) => r.signal === 'RETURN')[0].payload.result, 'second run')
+    await waitLog(h, 'again', `prompt ${id} from lead (MESSAGE, session`)
+    assert.match(await h.ok(['agent', 'logs', 'again']), new RegExp(`prompt ${id} from lead \\(MESSAGE, session [^,]+, attempt 2\\)`))
   })
 
   it('acp - kill -9 of the daemon mid-prompt → after the restart the requester gets an ERROR for it, never silence', async () => {

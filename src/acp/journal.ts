@@ -84,6 +84,8 @@ export class AckTracker {
   private acked = 0
 
   received (seq: number): void {
+    // the stream starts after the daemon's cursor: nothing below the first seq is ours to ack
+    if (this.highest === 0) this.acked = seq - 1
     this.open.add(seq)
     if (seq > this.highest) this.highest = seq
   }

@@ -1,27 +1,28 @@
 // Real ACP agents through amesh, when one is installed here: Claude Code's ACP
 // adapter (@agentclientprotocol/claude-agent-acp). Found through
-// AMESH_TEST_CLAUDE_ACP (a path), else `claude-agent-acp` on PATH; skipped with
-// the reason otherwise. Without credentials the agent cannot run a prompt: the
+// AMESH_TEST_CLAUDE_ACP (a path; likewise AMESH_TEST_GEMINI, AMESH_TEST_OPENCODE);
+// skipped with the reason otherwise. Without credentials the agent cannot run a prompt: the
 // test then shows it got as far as initialize and session/new and skips with
 // what the agent said.
 import { strict as assert } from 'node:assert'
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { join } from 'node:path'
 import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
-import { nodeId } from '../agents/helpers.js'
 import { acpRow, sendId } from './helpers.js'
 
-function findOnPath (name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    try { accessSync(join(dir, name), constants.X_OK); return join(dir, name) } catch { /* next */ }
-  }
-  return undefined
-}
+interface RealAgent { env: string, name: string, args: string[], install: string }
 
-describe('acp - real agents through amesh (when installed)', function () {
+// Opt-in only (a real agent talks to its provider, and tests send traffic to loopback only):
+// set the variable to the agent's executable to run its test.
+const AGENTS: RealAgent[] = [
+  { env: 'AMESH_TEST_CLAUDE_ACP', name: 'claude', args: [], install: 'npm install @agentclientprotocol/claude-agent-acp (bin claude-agent-acp)' },
+  { env: 'AMESH_TEST_GEMINI', name: 'gemini', args: ['--acp'], install: 'npm install @google/gemini-cli (bin gemini)' },
+  { env: 'AMESH_TEST_OPENCODE', name: 'opencode', args: ['acp'], install: 'npm install opencode-ai (bin opencode)' }
+]
+
+describe('acp - real agents through amesh (opt-in, when installed)', function () {
   this.timeout(180_000)
-  const bin = process.env.AMESH_TEST_CLAUDE_ACP ?? findOnPath('claude-agent-acp')
   let h: TestHost | undefined
   let dir = ''
 
@@ -30,29 +31,32 @@ describe('acp - real agents through amesh (when installed)', function () {
     if (dir !== '') rmSync(dir, { recursive: true, force: true })
   })
 
-  it('acp - claude-agent-acp reaches initialize and session/new through amesh', async function () {
-    if (bin === undefined) {
-      console.log('      (skipped: claude-agent-acp is not installed; npm install @agentclientprotocol/claude-agent-acp and set AMESH_TEST_CLAUDE_ACP to its bin)')
-      this.skip()
-    }
-    h = await startHost()
-    dir = mkdtempSync(join(tmpdir(), 'am-acp-real-'))
-    await nodeId(h, 'lead')
-    const spec = join(dir, 'claude.yaml')
-    writeFileSync(spec, JSON.stringify({ name: 'claude', runtime: 'acp', command: bin, cwd: dir, restart: { policy: 'never' }, acp: { permission_timeout: '30s' } }))
-    await h.ok(['agent', 'start', spec, '--parent', 'lead'])
-    const host = h
-    const row = await waitFor(async () => { const a = await acpRow(host, 'claude'); return a?.acp?.agent !== undefined && a.acp.agent !== null ? a : undefined }, 60_000, 'initialize answered')
-    console.log(`      initialize: agent ${String(row.acp?.agent)} ${String(row.acp?.version)}`)
-    assert.equal(row.acp?.agent, '@agentclientprotocol/claude-agent-acp')
-    await sendId(h, 'lead', 'claude', 'Reply with the two words: hello mesh')
-    const line = await waitFor(async () => (await host.ok(['agent', 'logs', 'claude'])).split('\n').find((l) => / session\/new /.test(l)), 120_000, 'session/new answered')
-    console.log(`      ${line.replace(/^\S+ \S+ /, '')}`)
-    if (line.includes('session/new failed')) {
-      console.log('      (skipped after session/new: the agent cannot start a Claude Code session without credentials here)')
-      this.skip()
-    }
-    const result = await waitFor(async () => (await host.ok(['inbox', 'lead', '--json', '--after', '0'])).split('\n').find((l) => /"signal":"(RETURN|ERROR)"/.test(l)), 120_000, 'the prompt answered')
-    console.log(`      reply: ${result.slice(0, 300)}`)
-  })
+  for (const agent of AGENTS) {
+    it(`acp - ${agent.name} reaches initialize and session/new through amesh`, async function () {
+      const bin = process.env[agent.env]
+      if (bin === undefined || bin === '') {
+        console.log(`      (skipped: set ${agent.env} to the agent's executable; ${agent.install})`)
+        this.skip()
+      }
+      h ??= await startHost()
+      dir = dir === '' ? mkdtempSync(join(tmpdir(), 'am-acp-real-')) : dir
+      await h.ok(['node', 'add', `lead-${agent.name}`])
+      const spec = join(dir, `${agent.name}.yaml`)
+      writeFileSync(spec, JSON.stringify({ name: agent.name, runtime: 'acp', command: bin, args: agent.args, cwd: dir, restart: { policy: 'never' }, acp: { permission_timeout: '30s' } }))
+      await h.ok(['agent', 'start', spec, '--parent', `lead-${agent.name}`])
+      const host = h
+      const row = await waitFor(async () => { const a = await acpRow(host, agent.name); return typeof a?.acp?.agent === 'string' ? a : undefined }, 60_000, 'initialize answered')
+      console.log(`      initialize: agent ${String(row.acp?.agent)} ${String(row.acp?.version)}`)
+      assert.ok(typeof row.acp?.agent === 'string' && row.acp.agent !== '')
+      await sendId(h, `lead-${agent.name}`, agent.name, 'Reply with the two words: hello mesh')
+      const line = await waitFor(async () => (await host.ok(['agent', 'logs', agent.name])).split('\n').find((l) => / session\/new /.test(l)), 120_000, 'session/new answered')
+      console.log(`      ${line.replace(/^\S+ \S+ /, '')}`)
+      if (line.includes('session/new failed')) {
+        console.log('      (skipped after session/new: the agent cannot start a session without credentials here)')
+        this.skip()
+      }
+      const result = await waitFor(async () => (await host.ok(['inbox', `lead-${agent.name}`, '--json', '--after', '0'])).split('\n').find((l) => /"signal":"(RETURN|ERROR)"/.test(l)), 120_000, 'the prompt answered')
+      console.log(`      reply: ${result.slice(0, 300)}`)
+    })
+  }
 })

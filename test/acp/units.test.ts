@@ -4,7 +4,8 @@ import { strict as assert } from 'node:assert'
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseSpecText } from '../../src/agents/spec.js'
+import { loadSpecFile, parseSpecText } from '../../src/agents/spec.js'
+import { ROOT } from '../utils/hosts.js'
 import { bridgeSpec } from '../../src/agents/acp-runtime.js'
 import { bridgeConfig } from '../../src/acp/config.js'
 import { Sandbox } from '../../src/acp/files.js'
@@ -48,6 +49,16 @@ describe('acp units - spec runtime acp', () => {
     const plain = parseSpecText('name: c\ncommand: node\n', '/base').spec
     assert.equal(bridgeSpec(plain, '/b', '/d'), plain)
   })
+})
+
+describe('acp units - the example specs', () => {
+  for (const [file, command, args] of [['claude-code-acp', 'claude-agent-acp', []], ['gemini-acp', 'gemini', ['--acp']], ['opencode-acp', 'opencode', ['acp']], ['codex-acp', 'codex-acp', []]] as const) {
+    it(`acp units - config/examples/${file}.yaml is a valid runtime acp spec`, () => {
+      const { spec } = loadSpecFile(join(ROOT, 'config', 'examples', `${file}.yaml`))
+      assert.equal(spec.runtime, 'acp')
+      assert.deepEqual([spec.command, spec.args], [command, [...args]])
+    })
+  }
 })
 
 describe('acp units - ack cursor', () => {

@@ -2,8 +2,8 @@
 // the supervised process of a `runtime: acp` spec: it starts the agent over
 // stdio, follows the node's inbox through the control socket, and maps
 // packets to ACP and back (docs/ACP.md). A packet is acked only once handled.
-import { writeFileSync, renameSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import { methods, type McpServer, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk'
 import { ACP_STATUS_FILE } from '../control/agent-files.js'
 import { ControlClient } from '../control/client.js'
@@ -107,10 +107,12 @@ export class Bridge {
     return r.sessionId
   }
 
-  /** cwd: the packet's scope.files root when it is a directory inside the spec's cwd, else the spec's cwd. */
+  /** cwd: the packet's scope.files root (a directory, or a file's directory) when it lies inside the spec's cwd, else the spec's cwd. */
   private cwdFor (p: RenderedPacket): string {
     const root = p.scope.files[0]
-    return root !== undefined && root.startsWith(this.cfg.cwd + '/') && !root.includes('/..') ? root.replace(/\/[^/]*\.[^/]*$/, '') : this.cfg.cwd
+    if (root === undefined || !isAbsolute(root)) return this.cfg.cwd
+    const dir = existsSync(root) && statSync(root).isDirectory() ? resolve(root) : dirname(resolve(root))
+    return (dir === this.cfg.cwd || dir.startsWith(this.cfg.cwd + sep)) && existsSync(dir) ? dir : this.cfg.cwd
   }
 
   status (): void {

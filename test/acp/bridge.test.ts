@@ -83,6 +83,14 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     await waitLog(h, 'coder', 'permission outcome {"outcome":"selected","optionId":"reject"}')
   })
 
+  it('acp - a reply to the ESCALATE naming one of the agent\'s option ids is the verdict', async () => {
+    const id = await sendId(h, 'lead', 'coder', 'third task')
+    const esc = await escalateFor(h, id)
+    await h.ok(['send', '--as', 'lead', 'coder', 'allow', '--reply-to', esc.id])
+    const replies = await waitReply(h, 'lead', id, 'RETURN')
+    assert.equal(replies[replies.length - 1].payload.result, 'chunk-1 chunk-2 echo: third task | approved: allow')
+  })
+
   it('acp - no verdict within the timeout → ERROR cancelled; a verdict from a node that is not the approver does not count', async () => {
     const id = await sendId(h, 'lead', 'quick', 'wait for me')
     const esc = await escalateFor(h, id)

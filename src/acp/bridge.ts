@@ -117,7 +117,7 @@ export class Bridge {
 
   status (): void {
     const turns = [...this.turns.values()]
-    const state = turns.some((t) => t.state === 'awaiting permission') ? 'awaiting permission' : turns.length > 0 ? 'prompting' : 'idle'
+    const state = this.agent === undefined ? 'starting' : turns.some((t) => t.state === 'awaiting permission') ? 'awaiting permission' : turns.length > 0 ? 'prompting' : 'idle'
     const info = this.agent?.info.agentInfo
     const body = { agent: info?.name ?? null, version: info?.version ?? null, protocol: this.agent?.info.protocolVersion ?? null, agent_pid: this.agent?.pid ?? null, sessions: this.journal.sessionCount, live_sessions: this.live.size, state, prompts: turns.length, waiting_permissions: this.permissions.waiting }
     try {
@@ -224,6 +224,7 @@ export async function runBridge (opts: BridgeOptions): Promise<number> {
   const log = createLogger(`amesh:acp:${opts.node}`)
   const control = await ControlClient.connect(homePaths(opts.home).socket)
   const bridge = new Bridge(opts, cfg, control)
+  bridge.status() // a fresh status: nothing of the previous process's is shown as current
   const agent = await bridge.start()
   process.once('SIGTERM', () => { agent.kill(); control.close(); process.exit(0) })
   const follow = control.stream('inbox.follow', { node: opts.node }, (e) => bridge.handle(e as RenderedPacket))

@@ -298,7 +298,11 @@ export class AgentManager {
       host: rec.remote?.host ?? this.self
     }
     if (sup?.lastExit !== undefined) v.last_exit = sup.lastExit
-    if (rec.raw.runtime === 'acp' && rec.remote === undefined) v.acp = acpStatus(agentDir(this.components.paths.agents, name)) ?? { state: 'starting' }
+    if (rec.raw.runtime === 'acp' && rec.remote === undefined) {
+      const status = acpStatus(agentDir(this.components.paths.agents, name)) ?? {}
+      // the bridge's last word stands only while it runs
+      v.acp = sup?.state === 'running' ? { state: 'starting', ...status } : { ...status, state: 'down', agent_pid: null }
+    }
     return v
   }
 

@@ -9,6 +9,7 @@ import {
   type ClientConnection, type InitializeResponse, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification
 } from '@agentclientprotocol/sdk'
 import type { BridgeConfig } from './config.js'
+import { AcpAgentError } from './errors.js'
 import type { Sandbox } from './files.js'
 
 export interface AgentHandlers {
@@ -46,7 +47,7 @@ export class AgentProcess {
       child.once('exit', (code, sig) => resolve(sig !== null ? `killed by ${sig}` : `exit ${code ?? '?'}`))
       child.once('error', (err) => resolve(`could not start ${cfg.command}: ${err.message}`))
     })
-    if (child.stdin === null || child.stdout === null) throw new Error('the agent process has no stdio')
+    if (child.stdin === null || child.stdout === null) throw new AcpAgentError('the agent process has no stdio')
     const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>)
     const app = client({ name: 'amesh' })
       .onNotification(methods.client.session.update, ({ params }) => { h.update(params) })
@@ -54,13 +55,17 @@ export class AgentProcess {
       .onRequest(methods.client.fs.readTextFile, ({ params }) => h.sandbox.read(params))
       .onRequest(methods.client.fs.writeTextFile, ({ params }) => h.sandbox.write(params))
     const conn = app.connect(stream)
-    void ended.then((why) => conn.close(new Error(`the agent process ended: ${why}`)))
+    void ended.then((why) => conn.close(new AcpAgentError(`the agent process ended: ${why}`)))
     const init = conn.agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
       clientCapabilities: { fs: { readTextFile: cfg.fs !== 'none', writeTextFile: cfg.fs === 'read-write' }, terminal: false },
       clientInfo: { name: 'amesh', version }
     })
-    const info = await Promise.race([init, ended.then((why) => { throw new Error(`the agent process ended before initialize: ${why}`) })])
+    const info = await Promise.race([init, ended.then((why) => { throw new AcpAgentError(`the agent process ended before initialize: ${why}`) })])
+    if (info.protocolVersion !== PROTOCOL_VERSION) {
+      child.kill('SIGKILL')
+      throw new AcpAgentError(`${cfg.command} speaks ACP protocol version ${info.protocolVersion}; amesh speaks ${PROTOCOL_VERSION}`)
+    }
     return new AgentProcess(child, conn, info, ended)
   }
 

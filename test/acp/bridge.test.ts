@@ -151,6 +151,8 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
   })
 
   it('acp - kill -9 of the agent mid-prompt → ERROR naming the crash; the supervisor restarts it; the next prompt works', async () => {
+    const k = await sendId(h, 'lead', 'coder', 'whoami', ['--conversation', 'conv-k'])
+    const sid = (await waitReply(h, 'lead', k, 'RETURN')).filter((x) => x.signal === 'RETURN')[0].payload.result ?? ''
     const before = await waitAcp(h, 'coder', (a) => a.acp?.state === 'idle' && a.acp.agent_pid !== null, 'coder idle')
     const id = await sendId(h, 'lead', 'coder', 'hang until killed')
     await waitAcp(h, 'coder', (a) => a.acp?.state === 'prompting', 'coder prompting')
@@ -166,9 +168,9 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     assert.equal(r[r.length - 1].payload.result, 'read ok: inside cwd')
     // the crashed prompt was reported once, not run again
     assert.equal((await waitReply(h, 'lead', id, 'ERROR')).length, replies.length)
-    // the stored session of conv-a is loaded into the new agent process (session/load), not replaced
-    const q = await sendId(h, 'lead', 'coder', 'whoami', ['--conversation', 'conv-a'])
-    const sid = (await waitReply(h, 'lead', q, 'RETURN')).filter((x) => x.signal === 'RETURN')[0].payload.result ?? ''
+    // the stored session of conv-k is loaded into the new agent process (session/load), not replaced
+    const q = await sendId(h, 'lead', 'coder', 'whoami', ['--conversation', 'conv-k'])
+    assert.equal((await waitReply(h, 'lead', q, 'RETURN')).filter((x) => x.signal === 'RETURN')[0].payload.result, sid)
     await waitLog(h, 'coder', `echo-agent: session/load ${sid}`)
   })
 

@@ -19,6 +19,7 @@ import { RotatingLog } from './logs.js'
 import { loadSpecFile, parseSpecObject, type AgentSpec } from './spec.js'
 import { agentDir, loadRecords, saveRecord, type AgentRecord } from './state.js'
 import { Supervisor, killGroup } from './supervisor.js'
+import { acpStatus, bridgeSpec } from './acp-runtime.js'
 
 const BIN = fileURLToPath(new URL('../../../bin/amesh', import.meta.url))
 
@@ -43,6 +44,8 @@ export interface AgentView {
   uptime_ms: number
   host: string
   last_exit?: string
+  /** runtime acp: agent name/version, sessions, state (from the bridge) */
+  acp?: Record<string, unknown>
 }
 
 export interface Placed { name: string, id: string, host: string, parent: string | null, state: string }
@@ -213,13 +216,15 @@ export class AgentManager {
 
   /** Issue comms grants, record the desired state, start the process, announce the card. */
   async launch (node: LocalNode, spec: AgentSpec, rec: AgentRecord): Promise<void> {
-    const log = new RotatingLog(agentDir(this.components.paths.agents, spec.name))
+    const dir = agentDir(this.components.paths.agents, spec.name)
+    const log = new RotatingLog(dir)
     for (const line of await compileAllow(this.components, node, spec.allow)) log.note(line)
     const record: AgentRecord = { ...rec, desired: 'running' }
     delete record.remote
     this.records.set(spec.name, record)
     saveRecord(this.components.paths.agents, record)
-    const sup = new Supervisor({ spec, env: this.envFor(node, spec), log, onPid: (pid) => this.rememberPid(spec.name, pid) })
+    const run = bridgeSpec(spec, BIN, dir)
+    const sup = new Supervisor({ spec: run, env: this.envFor(node, run), log, onPid: (pid) => this.rememberPid(spec.name, pid) })
     this.supervisors.set(spec.name, sup)
     this.components.cards.restore(node.record.id)
     sup.start()
@@ -293,6 +298,11 @@ export class AgentManager {
       host: rec.remote?.host ?? this.self
     }
     if (sup?.lastExit !== undefined) v.last_exit = sup.lastExit
+    if (rec.raw.runtime === 'acp' && rec.remote === undefined) {
+      const status = acpStatus(agentDir(this.components.paths.agents, name)) ?? {}
+      // the bridge's last word stands only while it runs
+      v.acp = sup?.state === 'running' ? { state: 'starting', ...status } : { ...status, state: 'down', agent_pid: null }
+    }
     return v
   }
 

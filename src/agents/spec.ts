@@ -9,6 +9,7 @@ import { checkNodeName } from '../store/nodes.js'
 import { errorMessage } from '../util/errors.js'
 import { DEFAULT_BACKOFF, DEFAULT_BACKOFF_MAX, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW, DEFAULT_STOP_TIMEOUT, MAX_SPEC_BYTES } from './constants.js'
 import { SpecError } from './errors.js'
+import { acpSettings, runtimeOf, type AcpSpec, type Runtime } from './acp-spec.js'
 
 export const RESTART_POLICIES = ['never', 'on-failure', 'always'] as const
 export type RestartPolicy = typeof RESTART_POLICIES[number]
@@ -36,11 +37,15 @@ export interface AgentSpec {
   profile?: Record<string, unknown>
   /** run on another host: a peer id, or a node name/id whose host is meant */
   host?: string
+  /** process (default): command is the node; acp: command is an ACP agent that amesh's bridge drives */
+  runtime: Runtime
+  /** runtime acp only: the bridge's settings */
+  acp?: AcpSpec
 }
 
 type Raw = Record<string, unknown>
 
-const TOP_FIELDS = ['name', 'description', 'skills', 'command', 'args', 'cwd', 'env', 'restart', 'health', 'stop_timeout', 'comms', 'host']
+const TOP_FIELDS = ['name', 'description', 'skills', 'command', 'args', 'cwd', 'env', 'restart', 'health', 'stop_timeout', 'comms', 'host', 'runtime', 'acp']
 const RESTART_FIELDS = ['policy', 'backoff', 'backoff_max', 'max_restarts', 'window']
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
@@ -184,8 +189,11 @@ export function parseSpecObject (value: unknown, base: string, nameOverride?: st
     env: env(value.env),
     restart: restart(value.restart),
     stopTimeoutMs: value.stop_timeout === undefined ? DEFAULT_STOP_TIMEOUT : duration(value.stop_timeout, 'stop_timeout'),
-    ...comms(value.comms)
+    ...comms(value.comms),
+    runtime: runtimeOf(value.runtime)
   }
+  if (spec.runtime === 'acp') spec.acp = acpSettings(value.acp, duration)
+  else if (value.acp !== undefined) fail('acp', 'is only for runtime: acp')
   const description = str(value, 'description')
   if (description !== undefined) spec.description = description
   if (value.skills !== undefined && value.skills !== null) spec.skills = skills(value.skills)

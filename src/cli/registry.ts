@@ -39,5 +39,6 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'mcp', summary: 'MCP stdio server that attaches a Claude Code session as a node', load: async () => (await import('./commands/mcp.js')).mcp },
   { name: 'approve', summary: 'allow a permission request relayed from a Claude Code session', load: async () => (await verdicts()).approve },
   { name: 'deny', summary: 'deny a permission request relayed from a Claude Code session', load: async () => (await verdicts()).deny },
-  { name: 'agent', summary: 'managed nodes: start from a spec, stop, list, logs', load: async () => (await import('./commands/agent.js')).agent }
+  { name: 'agent', summary: 'managed nodes: start from a spec, stop, list, logs', load: async () => (await import('./commands/agent.js')).agent },
+  { name: 'acp-bridge', summary: 'drive an ACP agent as a managed node (started by amesh for runtime: acp)', load: async () => (await import('./commands/acp-bridge.js')).acpBridge }
 ]

@@ -22,3 +22,8 @@ export function logFiles (dir: string, keep = LOG_KEEP): string[] {
   files.push(join(dir, LOG_FILE))
   return files.filter((f) => existsSync(f))
 }
+
+/** An ACP node's live status, written by its bridge (src/acp), read by `agent ls`. */
+export const ACP_STATUS_FILE = 'acp-status.json'
+/** The env var that hands the bridge its settings (JSON), set by the daemon for `runtime: acp`. */
+export const ACP_CONFIG_ENV = 'AMESH_ACP_CONFIG'

@@ -21,6 +21,8 @@ export interface McpOptions {
   loopWindow: number
   /** log file (default: stderr) */
   logFile?: string
+  /** tools only: no channel events, the inbox is left to another consumer (the ACP bridge) */
+  toolsOnly?: boolean
 }
 
 /** What `<home>/mcp.yaml` may hold: defaults, then per-node settings. */
@@ -97,7 +99,8 @@ export function resolveOptions (flags: Partial<McpOptions> & { home: string, nam
     approver: flags.approver ?? file.approver,
     loopLimit: flags.loopLimit ?? file.loopLimit ?? LOOP_LIMIT,
     loopWindow: flags.loopWindow ?? file.loopWindow ?? LOOP_WINDOW,
-    logFile: flags.logFile
+    logFile: flags.logFile,
+    toolsOnly: flags.toolsOnly === true
   }
   if (opts.loopLimit < 1) throw new ConfigError('the loop limit must be at least 1')
   return opts

@@ -64,7 +64,7 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
   if (opts.permissionRelay && approver === undefined) {
     throw new ConfigError('permission relay needs an approver: --approver NODE, --parent NODE, or a node created with a parent')
   }
-  const experimental: Record<string, object> = { 'claude/channel': {} }
+  const experimental: Record<string, object> = opts.toolsOnly === true ? {} : { 'claude/channel': {} }
   if (approver !== undefined) experimental['claude/channel/permission'] = {}
   const mcp = new McpServer({ name: SERVER_NAME, version: VERSION }, {
     capabilities: { experimental, tools: {} },
@@ -94,7 +94,7 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
     },
     log
   })
-  mcp.server.oninitialized = () => pump.start()
+  if (opts.toolsOnly !== true) mcp.server.oninitialized = () => pump.start()
 
   const transport = new StdioServerTransport()
   const closed = new Promise<void>((resolve) => {

@@ -26,7 +26,14 @@ function row (a: AgentRow): string {
   const pid = a.pid === null || a.pid === undefined ? '-' : String(a.pid)
   const parent = a.parent === null || a.parent === undefined ? '-' : String(a.parent)
   const where = a.state === 'remote' ? `  on ${String(a.host)}` : ''
-  return `${String(a.name).padEnd(16)} ${String(a.state).padEnd(8)} pid ${pid.padEnd(7)} restarts ${String(a.restarts ?? 0).padEnd(3)} up ${uptime(Number(a.uptime_ms ?? 0)).padEnd(7)} parent ${parent.padEnd(12)} ${String(a.id)}${where}`
+  return `${String(a.name).padEnd(16)} ${String(a.state).padEnd(8)} pid ${pid.padEnd(7)} restarts ${String(a.restarts ?? 0).padEnd(3)} up ${uptime(Number(a.uptime_ms ?? 0)).padEnd(7)} parent ${parent.padEnd(12)} ${String(a.id)}${where}${acpPart(a.acp)}`
+}
+
+/** An ACP node's agent, its state and sessions (docs/ACP.md). */
+function acpPart (acp: unknown): string {
+  if (typeof acp !== 'object' || acp === null) return ''
+  const v = acp as Record<string, unknown>
+  return `  acp ${String(v.agent ?? '?')} ${String(v.version ?? '?')} ${String(v.state ?? '?')} sessions ${String(v.sessions ?? 0)}`
 }
 
 async function start (args: Parsed, home: string): Promise<number> {

@@ -65,7 +65,8 @@ async function serve (args: Parsed, home: string): Promise<number> {
     permissionRelay: bool(args, 'permission-relay') ? true : undefined,
     loopLimit: int(args, 'loop-limit'),
     loopWindow: window === undefined ? undefined : parseDuration(window),
-    logFile: str(args, 'log')
+    logFile: str(args, 'log'),
+    toolsOnly: bool(args, 'tools-only')
   })
   // the MCP SDK loads only in the MCP process
   const { runMcp } = await import('../../mcp/server.js')
@@ -95,6 +96,7 @@ nodes, inbox, status, grant, revoke, approve, deny. Writes nothing but JSON-RPC 
   --loop-limit N         automatic replies per peer and conversation within the window (default 10)
   --loop-window DURATION the loop guard's window (default 10m)
   --log FILE             log here instead of stderr
+  --tools-only           tools only: no channel events, the inbox is not consumed (ACP nodes)
 Defaults for every session, or per node, may also be set in <home>/mcp.yaml
 (permission_relay, approver, loop_limit, loop_window_ms; nodes: {NAME: {...}}).
 
@@ -103,7 +105,7 @@ amesh mcp install --name NAME [session flags] adds or updates the "amesh" server
 the channel enabled. It also sets up the home (config.yaml with \`amesh up\`'s defaults) when it
 has none, so the session can start the daemon. --portable writes "amesh" as the command and
 the --home exactly as given, instead of absolute paths.`,
-  flags: { name: 'string', parent: 'string', approver: 'string', 'permission-relay': 'boolean', 'loop-limit': 'string', 'loop-window': 'string', log: 'string', portable: 'boolean' },
+  flags: { name: 'string', parent: 'string', approver: 'string', 'permission-relay': 'boolean', 'loop-limit': 'string', 'loop-window': 'string', log: 'string', portable: 'boolean', 'tools-only': 'boolean' },
   run: async (args, home) => {
     const [sub, ...extra] = args.positionals
     if (extra.length > 0 || (sub !== undefined && sub !== 'install')) throw new InvalidArgumentError(`unexpected argument "${extra[0] ?? sub ?? ''}"; usage: ${mcp.usage}`)

@@ -67,12 +67,12 @@ export class Bridge {
   }
 
   private async send (p: SendParams): Promise<{ id: string }> {
-    return await this.control.call<{ id: string }>('send', { as: this.opts.node, ...p })
+    return await this.control.request<{ id: string }>('send', { as: this.opts.node, ...p })
   }
 
   private async approverId (requester: string): Promise<string> {
     if (this.cfg.approver === undefined) return requester
-    this.approver ??= (await this.control.call<{ id: string }>('mcp.resolve', { target: this.cfg.approver })).id
+    this.approver ??= (await this.control.call('node.resolve', { target: this.cfg.approver })).id
     return this.approver
   }
 

@@ -7,7 +7,7 @@ export type { RenderedPacket } from '../packet/render.js'
 export type JsonObject = Record<string, unknown>
 
 /** A managed node as `agent.start|stop|ls` show it. */
-export interface AgentRow { name: string, id: string, host: string, parent: string | null, state: string, pid?: number | null, restarts?: number, uptime_ms?: number }
+export interface AgentRow { name: string, id: string, host: string, parent: string | null, state: string, pid?: number | null, restarts?: number, uptime_ms?: number, last_exit?: unknown, acp?: unknown }
 
 /** One node, local or known from a card (`nodes`). */
 export interface NodeRow {

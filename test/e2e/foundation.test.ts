@@ -94,8 +94,12 @@ describe('e2e foundation - two hosts on loopback', function () {
     assert.notEqual(second.code, 0)
     assert.match(second.stderr, /already running for home/)
     await h1.stop()
+    // read-only commands never start a daemon (issue 19); a state-changing one does, on this initialised home
+    const idle = await h1.run(['status', '--json'])
+    assert.equal(idle.code, 3, 'status on a stopped home says so and exits 3')
+    assert.equal((await h1.run(['node', 'add', 'after-restart'])).code, 0, 'node add auto-starts a daemon again once the lock is released')
     const r = await h1.run(['status', '--json'])
-    assert.equal(r.code, 0, 'status auto-starts a daemon again once the lock is released')
+    assert.equal(r.code, 0)
     h1.pid = (JSON.parse(r.stdout) as { pid: number }).pid
   })
 

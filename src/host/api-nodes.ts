@@ -59,6 +59,7 @@ export function nodeMethods (host: Host, agents?: AgentsService): MethodTable {
         const refusal = await removalRefusal(host, agents, node, p.force === true)
         if (refusal !== undefined) throw refusal
         const dropped = await host.inbox.dropNode(node.record.id)
+        await host.consumption.dropNode(node.record.id)
         await host.nodes.remove(node.record.id)
         return { removed: node.record.name, id: node.record.id, inbox_entries: dropped }
       }

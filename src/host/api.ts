@@ -14,6 +14,7 @@ import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { mcpMethods } from './api-mcp.js'
+import { consumptionMethods, readUpTo } from './api-consumption.js'
 import type { HostServices } from './services.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
@@ -183,7 +184,7 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     }),
     ack: method({
       params: z.object({ node: name, seq }).strict(),
-      call: async (p) => ({ cursor: await host.inbox.ack(localNode(host, p.node), p.seq) })
+      call: async (p) => ({ cursor: (await readUpTo(host, localNode(host, p.node), p.seq, 'host')).cursor })
     }),
     card: method({
       params: z.object({ target: name }).strict(),
@@ -200,6 +201,7 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
     ...aclMethods(host),
     ...discoveryMethods(host, services.discovery),
     ...mcpMethods(host),
+    ...consumptionMethods(host),
     ...agentsMethods(host, services.agents),
     ...nodeMethods(host, services.agents),
     ...peerMethods(host)

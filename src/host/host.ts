@@ -6,6 +6,7 @@ import { Directory } from '../discovery/directory.js'
 import { DeliveryService } from '../delivery/service.js'
 import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
+import { ConsumptionStore } from '../store/consumption.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
 import { StoreLockedError, errorMessage } from '../util/errors.js'
@@ -41,6 +42,7 @@ export class Host {
   committer!: Committer
   nodes!: NodeStore
   inbox!: InboxStore
+  consumption!: ConsumptionStore
   outbox!: OutboxStore
   directory!: Directory
   libp2p!: Libp2p
@@ -126,6 +128,7 @@ export class Host {
     this.nodes = new NodeStore(this.db, this.committer)
     await this.nodes.load()
     this.inbox = new InboxStore(this.db, this.committer, this.config.inboxPerNode, this.config.dedupWindow)
+    this.consumption = new ConsumptionStore(this.db, this.committer, this.inbox)
     this.outbox = new OutboxStore(this.db, this.committer, this.config.outboxPerDestination)
     await this.outbox.load()
     this.peerBook = new PeerBook(this.db, this.committer)

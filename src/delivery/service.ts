@@ -24,6 +24,8 @@ export interface DeliveryDeps {
   /** label of a node id for messages (its name when known) */
   label: (nodeId: string) => string
   log: Logger
+  /** delivery outcomes of sent messages, for the sender's receipts (after they are stored) */
+  outcomes?: { delivered: (entries: OutboxEntry[]) => Promise<void>, dead: (items: Doomed[]) => Promise<void> }
 }
 
 export interface QueueResult { id: string, state: 'queued' | 'delivered', seq?: number }
@@ -74,7 +76,10 @@ export class DeliveryService {
         outbox: this.deps.outbox,
         log: this.deps.log,
         events: {
-          delivered: async (entries) => { await this.deps.outbox.remove(entries) },
+          delivered: async (entries) => {
+            await this.deps.outbox.remove(entries)
+            await this.deps.outcomes?.delivered(entries)
+          },
           rejected: async (items) => await this.deadLetter(items)
         }
       })
@@ -126,6 +131,7 @@ export class DeliveryService {
         this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
         if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
       })
+      await this.deps.outcomes?.dead(killed)
     })
   }
 

@@ -7,14 +7,13 @@ import { renderEntry } from '../packet/render.js'
 import { EntryJsonRenderer } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { resolveTarget } from './resolve.js'
-import { sendMessage } from './send.js'
-import { checkSendParams, sendSchema } from '../control/send-params.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { mcpMethods } from './api-mcp.js'
 import { consumptionMethods, readUpTo } from './api-consumption.js'
+import { receiptMethods } from './api-receipts.js'
 import type { HostServices } from './services.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
@@ -163,7 +162,7 @@ export function controlMethods (host: Host, shutdown: () => void, services: Host
         return { id: node.record.id, name: node.record.name }
       }
     }),
-    send: method({ params: sendSchema, fast: checkSendParams, call: async (p) => await sendMessage(host, p) }),
+    ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
     'inbox.read': method({
       params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict(),
       call: async (p) => {

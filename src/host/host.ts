@@ -7,6 +7,7 @@ import { DeliveryService } from '../delivery/service.js'
 import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { ConsumptionStore } from '../store/consumption.js'
+import { HostReceipts } from './receipts.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
 import { StoreLockedError, errorMessage } from '../util/errors.js'
@@ -43,6 +44,7 @@ export class Host {
   nodes!: NodeStore
   inbox!: InboxStore
   consumption!: ConsumptionStore
+  receipts!: HostReceipts
   outbox!: OutboxStore
   directory!: Directory
   libp2p!: Libp2p
@@ -103,10 +105,13 @@ export class Host {
       admit: async (packet, remote) => await admitPacket(this, packet, remote),
       onDenied: (packet, denial) => this.acl.deniedNotice(packet, denial),
       label: (id) => this.label(id),
-      log: this.log
+      log: this.log,
+      outcomes: { delivered: async (e) => await this.receipts.delivered(e), dead: async (d) => await this.receipts.dead(d) }
     })
+    this.receipts = new HostReceipts(this)
     await this.acl.start()
     await this.delivery.start()
+    await this.receipts.start()
     this.wirePeerEvents()
     this.keeper.start()
     this.retentionTimer = setInterval(() => { void this.retention() }, RETENTION_INTERVAL)
@@ -223,6 +228,7 @@ export class Host {
   private async doStop (): Promise<void> {
     clearInterval(this.retentionTimer)
     this.keeper?.stop()
+    await this.receipts?.stop().catch(() => {})
     await this.delivery?.stop().catch(() => {})
     try { await this.libp2p?.stop() } catch { /* stopping anyway */ }
     await this.committer?.drain().catch(() => {})

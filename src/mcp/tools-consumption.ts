@@ -63,7 +63,15 @@ function registerStatus (mcp: McpServer, ctx: ToolContext): void {
   }))
 }
 
+function registerReceipt (mcp: McpServer, ctx: ToolContext): void {
+  mcp.registerTool('receipt', {
+    description: 'What became of a message you sent (the id send or reply returned): queued, delivered, pushed (shown to a session of the receiver), read (it handled it), refused or dead (with the reason), each with its time.',
+    inputSchema: strictArgs({ msg_id: z.string().min(1).max(256).describe('the id send or reply returned') })
+  }, async (a) => await guarded(async () => await ctx.link.call('receipt.get', { id: a.msg_id })))
+}
+
 export function registerConsumption (mcp: McpServer, ctx: ToolContext): void {
+  registerReceipt(mcp, ctx)
   registerAck(mcp, ctx)
   registerInbox(mcp, ctx)
   registerStatus(mcp, ctx)

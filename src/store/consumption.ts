@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import type { InboxStore } from './inbox.js'
 import { Bucket } from './schema.js'
@@ -30,11 +31,15 @@ function seqOf (key: string): number {
   return parseInt(key.slice(key.lastIndexOf('!') + 1), 16)
 }
 
-export class ConsumptionStore {
+/** Emits 'pushed' (nodeId, seqs pushed for the first time) and 'read' (nodeId, seqs newly read), once stored. */
+export class ConsumptionStore extends EventEmitter {
   private lock: Promise<unknown> = Promise.resolve()
   private readonly presenceCache = new Map<string, Presence>()
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly inbox: InboxStore) {}
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly inbox: InboxStore) {
+    super()
+    this.setMaxListeners(0)
+  }
 
   private async serial<T> (body: () => Promise<T>): Promise<T> {
     const run = this.lock.then(body, body)
@@ -51,6 +56,8 @@ export class ConsumptionStore {
       return { type: 'put', key: markKey(PUSH_PREFIX, nodeId, seq), value: toJsonBytes({ att, at: now, n: (before?.n ?? 0) + 1 }) }
     })
     await this.committer.write(ops)
+    const first = seqs.filter((_, k) => prior[k] === undefined)
+    if (first.length > 0) this.emit('pushed', nodeId, first)
   }
 
   async pushMark (nodeId: string, seq: number): Promise<PushMark | undefined> {
@@ -100,6 +107,7 @@ export class ConsumptionStore {
       for (const s of above) if (s <= cursor) ops.push({ type: 'del', key: markKey(READ_PREFIX, nodeId, s) })
       ops.push(this.presenceOp(nodeId, { last_read: now }))
       const moved = await this.inbox.ack(nodeId, cursor, ops)
+      this.emit('read', nodeId, read)
       return { cursor: moved, read }
     })
   }

@@ -73,8 +73,8 @@ export const Bucket = {
   presence: 'a!',
   /** q!<packet id> → JSON SentReceipt: the receipt history of a message this host sent. Repository: receipts.ts. */
   receipt: 'q!',
-  /** Q!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
-  receiptOut: 'Q!'
+  /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
+  receiptOut: 'y!'
   // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)
 } as const
 

@@ -19,17 +19,8 @@ const PAGE = 256
 const READ_ABOVE_MAX = 100_000
 export const READ_BY = ['reply', 'ack', 'inbox', 'host', 'relay'] as const
 
-/** Sessions attached now, per host and node id (presence). */
-const live = new WeakMap<Host, Map<string, number>>()
-
-function liveOf (host: Host): Map<string, number> {
-  let m = live.get(host)
-  if (m === undefined) { m = new Map(); live.set(host, m) }
-  return m
-}
-
 export function attachedNow (host: Host, nodeId: string): number {
-  return liveOf(host).get(nodeId) ?? 0
+  return host.consumption.attachedNow(nodeId)
 }
 
 function localId (host: Host, n: string): string {
@@ -93,8 +84,7 @@ export function consumptionMethods (host: Host): MethodTable {
       params: z.object({ node: name }).strict(),
       stream: async (p, sink) => {
         const nodeId = localId(host, p.node)
-        const counts = liveOf(host)
-        counts.set(nodeId, (counts.get(nodeId) ?? 0) + 1)
+        host.consumption.attach(nodeId, 1)
         try {
           await host.consumption.attached(nodeId)
           const info = await host.inbox.info(nodeId)
@@ -102,9 +92,7 @@ export function consumptionMethods (host: Host): MethodTable {
           await sink.emit({ attachment: ulid(), cursor: info.cursor, last: info.last, unread: info.last - info.cursor - above.length, read_above: above })
           if (!sink.signal.aborted) await new Promise<void>((resolve) => sink.signal.addEventListener('abort', () => resolve(), { once: true }))
         } finally {
-          const n = (counts.get(nodeId) ?? 1) - 1
-          if (n > 0) counts.set(nodeId, n)
-          else counts.delete(nodeId)
+          host.consumption.attach(nodeId, -1)
         }
       }
     }),

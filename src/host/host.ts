@@ -109,6 +109,7 @@ export class Host {
       outcomes: { delivered: async (e) => await this.receipts.delivered(e), dead: async (d) => await this.receipts.dead(d) }
     })
     this.receipts = new HostReceipts(this)
+    await this.consumption.warm(this.nodes.list().map((n) => n.record.id))
     await this.acl.start()
     await this.delivery.start()
     await this.receipts.start()

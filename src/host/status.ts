@@ -45,7 +45,7 @@ export async function hostStatus (host: Host): Promise<Record<string, unknown>> 
 }
 
 export function nodeList (host: Host): Array<Record<string, unknown>> {
-  const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent }))
+  const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent, session: host.consumption.sessionNow(n.record.id) }))
   const remote = host.directory.list().map((c) => ({ name: c.name, id: c.nodeId, kind: c.kind, host: c.hostPeerId, local: false, parent: c.parent }))
   return [...local, ...remote]
 }

@@ -35,6 +35,8 @@ function seqOf (key: string): number {
 export class ConsumptionStore extends EventEmitter {
   private lock: Promise<unknown> = Promise.resolve()
   private readonly presenceCache = new Map<string, Presence>()
+  /** sessions attached now, per node (in memory: an attachment ends with its process) */
+  private readonly live = new Map<string, number>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly inbox: InboxStore) {
     super()
@@ -133,6 +135,29 @@ export class ConsumptionStore extends EventEmitter {
     const p = v === undefined ? {} : fromJsonBytes<Presence>(v)
     this.presenceCache.set(nodeId, { ...p, ...this.presenceCache.get(nodeId) })
     return p
+  }
+
+  /** A session attached (+1) or went away (-1). */
+  attach (nodeId: string, delta: 1 | -1): void {
+    const n = (this.live.get(nodeId) ?? 0) + delta
+    if (n > 0) this.live.set(nodeId, n)
+    else this.live.delete(nodeId)
+  }
+
+  attachedNow (nodeId: string): number {
+    return this.live.get(nodeId) ?? 0
+  }
+
+  /** Presence from memory (after `warm`): sessions attached now, when one last read and attached. */
+  sessionNow (nodeId: string): { attached: number, last_read?: string, last_attach?: string } {
+    const p = this.presenceCache.get(nodeId) ?? {}
+    const iso = (t: number | undefined): string | undefined => t === undefined ? undefined : new Date(t).toISOString()
+    return { attached: this.attachedNow(nodeId), last_read: iso(p.last_read), last_attach: iso(p.last_attach) }
+  }
+
+  /** Load the presence records of these nodes into memory. */
+  async warm (nodeIds: string[]): Promise<void> {
+    for (const id of nodeIds) await this.presence(id)
   }
 
   /** `node rm`: forget the node's marks and presence. */

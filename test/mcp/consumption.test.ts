@@ -80,7 +80,15 @@ describe('mcp - consumption: only handling reads', function () {
     assert.equal(st.unread, 7)
     assert.equal(st.attached, 1)
     assert.equal(typeof st.last_read, 'number')
+    // presence: `amesh nodes` says a session is attached now and when one last read
+    const row = (await amesh(['nodes', '--json', '--home', a])).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { name: string, session?: { attached: number, last_read?: string } }).find((n) => n.name === 'reader')
+    assert.equal(row?.session?.attached, 1)
+    assert.ok(!Number.isNaN(Date.parse(row?.session?.last_read ?? '')))
     await first.close()
+    await until('the attachment to end', async () => {
+      const r = (await amesh(['nodes', '--json', '--home', a])).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { name: string, session?: { attached: number } }).find((n) => n.name === 'reader')
+      return r?.session?.attached === 0 ? true : undefined
+    })
 
     const second = await session(['--name', 'reader'])
     const rest = await second.waitChannel(7)

@@ -7,7 +7,7 @@ import { DeliveryService } from '../delivery/service.js'
 import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
 import { InboxStore } from '../store/inbox.js'
 import { ConsumptionStore } from '../store/consumption.js'
-import { HostReceipts } from './receipts.js'
+import { ReceiptService } from '../delivery/receipt-service.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
 import { StoreLockedError, errorMessage } from '../util/errors.js'
@@ -44,7 +44,7 @@ export class Host {
   nodes!: NodeStore
   inbox!: InboxStore
   consumption!: ConsumptionStore
-  receipts!: HostReceipts
+  receipts!: ReceiptService
   outbox!: OutboxStore
   directory!: Directory
   libp2p!: Libp2p
@@ -108,7 +108,17 @@ export class Host {
       log: this.log,
       outcomes: { delivered: async (e) => await this.receipts.delivered(e), dead: async (d) => await this.receipts.dead(d) }
     })
-    this.receipts = new HostReceipts(this)
+    this.receipts = new ReceiptService({
+      db: this.db,
+      committer: this.committer,
+      libp2p: this.libp2p,
+      inbox: this.inbox,
+      consumption: this.consumption,
+      localNode: (id) => this.nodes.get(id),
+      hostOf: async (id) => this.directory.get(id)?.hostPeerId, // the sender's card: it was verified to admit the packet
+      hideRead: () => this.config.hideReadReceipts,
+      log: this.log
+    })
     await this.consumption.warm(this.nodes.list().map((n) => n.record.id))
     await this.acl.start()
     await this.delivery.start()

@@ -1,17 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { z, type ZodRawShape } from 'zod'
+import { z } from 'zod'
 import type { RenderedPacket } from '../packet/render.js'
 import { INBOX_DEFAULT } from './constants.js'
 import { channelEvent } from './render.js'
-import { guarded, type ToolContext } from './tools.js'
+import { guarded, strictArgs, type ToolContext } from './tool-kit.js'
 
 // The tools that read (ack, inbox) and show state (status, receipt). See
 // docs/DELIVERY.md: a push never reads; these do.
-
-/** A tool's arguments as a strict object: unknown fields are refused, as `additionalProperties: false` says. */
-export function strictArgs<T extends ZodRawShape> (shape: T): z.ZodObject<T, 'strict'> {
-  return z.object(shape).strict()
-}
 
 export type ReadBy = 'reply' | 'ack' | 'inbox'
 

@@ -1,43 +1,14 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import type { RenderedPacket } from '../packet/render.js'
 import { SIGNAL_RULES } from '../packet/rules.js'
 import { PRIORITIES, SIGNALS, ZONES, type Payload, type Signal } from '../packet/types.js'
-import { errorCode, errorMessage } from '../util/errors.js'
 import { MAX_TEXT_FIELD } from '../packet/validate.js'
-import { markRead, registerConsumption, strictArgs } from './tools-consumption.js'
-import type { DaemonLink } from './link.js'
-import type { LoopGuard } from './loop-guard.js'
-import type { Attachment } from './consumption.js'
+import { markRead, registerConsumption } from './tools-consumption.js'
+import { guarded, strictArgs, type ToolContext } from './tool-kit.js'
 
-export interface ToolContext {
-  link: DaemonLink
-  node: string
-  guard: LoopGuard
-  /** the current attachment of this session, once attached */
-  attachment?: Attachment
-}
-
-export function ok (value: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] }
-}
-
-function failure (err: unknown): CallToolResult {
-  const code = errorCode(err)
-  const prefix = code === 'INTERNAL' ? '' : `${code}: `
-  return { content: [{ type: 'text', text: prefix + errorMessage(err) }], isError: true }
-}
-
-/** Run a tool body; every failure becomes an isError result (tools never throw). */
-export async function guarded (body: () => Promise<unknown>): Promise<CallToolResult> {
-  try {
-    return ok(await body())
-  } catch (err) {
-    return failure(err)
-  }
-}
+export type { ToolContext } from './tool-kit.js'
 
 const payloadShape = {
   text: z.string().max(MAX_TEXT_FIELD).optional().describe('the message text (for signals without a text field it fills the main field: result for RETURN, context otherwise)'),

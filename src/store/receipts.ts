@@ -5,7 +5,7 @@ import { Bucket } from './schema.js'
 import { FifoMap } from '../util/fifo-map.js'
 
 // Receipts. On the sending host: the history of each message it sent
-// (`q!`): queued, delivered, pushed, read, refused, dead, with times. On the
+// (`h!`): queued, delivered, pushed, read, refused, dead, with times. On the
 // receiving host: signed receipts waiting to reach their sender host (`y!`),
 // kept until that host took them, across restarts.
 

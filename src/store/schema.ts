@@ -71,8 +71,8 @@ export const Bucket = {
   pushMark: 'w!',
   /** a!<node id> → JSON {last_read?, last_attach?}: when a session of the node last read and attached. Repository: consumption.ts. */
   presence: 'a!',
-  /** q!<packet id> → JSON SentReceipt: the receipt history of a message this host sent. Repository: receipts.ts. */
-  receipt: 'q!',
+  /** h!<packet id> → JSON SentReceipt: the receipt history of a message this host sent. Repository: receipts.ts. */
+  receipt: 'h!',
   /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
   receiptOut: 'y!'
   // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)

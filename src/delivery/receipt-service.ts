@@ -1,10 +1,14 @@
-import { ReceiptLink, signReceipt, type ReceiptBody } from '../delivery/receipts-protocol.js'
+import type { Libp2p } from '@libp2p/interface'
+import { ReceiptLink, signReceipt, type ReceiptBody } from './receipts-protocol.js'
 import { decodePacket } from '../packet/codec.js'
+import type { ConsumptionStore } from '../store/consumption.js'
+import type { Committer, RawDb } from '../store/db.js'
+import type { InboxStore } from '../store/inbox.js'
+import type { LocalNode } from '../store/nodes.js'
 import type { Doomed, OutboxEntry } from '../store/outbox.js'
 import { ReceiptStore, type ReceiptState } from '../store/receipts.js'
 import { errorMessage } from '../util/errors.js'
-import type { Host } from './host.js'
-import { resolveTarget } from './resolve.js'
+import type { Logger } from '../util/log.js'
 
 // Receipts on a host (docs/DELIVERY.md "Receipts"). As a sender: a history per
 // message sent (queued/delivered from its own delivery, pushed/read/refused/
@@ -12,12 +16,28 @@ import { resolveTarget } from './resolve.js'
 // a message, a receipt signed by the receiving node goes to the sender's host,
 // queued durably until that host takes it.
 
+/** The components receipts use (the composition root passes them). */
+export interface ReceiptDeps {
+  db: RawDb
+  committer: Committer
+  libp2p: Libp2p
+  inbox: InboxStore
+  consumption: ConsumptionStore
+  /** a local node by id or name */
+  localNode: (idOrName: string) => LocalNode | undefined
+  /** the peer id of the host serving a remote node, if known */
+  hostOf: (nodeId: string) => Promise<string | undefined>
+  /** local node names whose `read` is never reported */
+  hideRead: () => readonly string[]
+  log: Logger
+}
+
 /** A message is reported only to the host it came from, by the node it went to. */
-export class HostReceipts {
+export class ReceiptService {
   readonly store: ReceiptStore
   readonly link: ReceiptLink
 
-  constructor (private readonly host: Host) {
+  constructor (private readonly host: ReceiptDeps) {
     this.store = new ReceiptStore(host.db, host.committer)
     this.link = new ReceiptLink({ libp2p: host.libp2p, store: this.store, accept: async (peer, body) => await this.accept(peer, body), log: host.log })
   }
@@ -60,9 +80,9 @@ export class HostReceipts {
   /** A session of local node `nodeId` pushed or read these seqs: tell each sender. */
   private async report (nodeId: string, seqs: number[], state: ReceiptState): Promise<void> {
     try {
-      const node = this.host.nodes.get(nodeId)
+      const node = this.host.localNode(nodeId)
       if (node === undefined) return
-      if (state === 'read' && this.host.config.hideReadReceipts.includes(node.record.name)) return
+      if (state === 'read' && this.host.hideRead().includes(node.record.name)) return
       const at = Date.now()
       const local: Array<{ id: string, state: ReceiptState, at: number }> = []
       const remote: Array<{ dest: string, packetId: string, state: ReceiptState, bytes: Uint8Array }> = []
@@ -71,10 +91,10 @@ export class HostReceipts {
         if (entry?.seq !== seq) continue
         const p = decodePacket(entry.packet)
         if (p.from === p.to) continue // a host notice to the node itself
-        if (this.host.nodes.get(p.from) !== undefined) { local.push({ id: p.id, state, at }); continue }
-        const sender = await resolveTarget(this.host, p.from).catch(() => undefined)
-        if (sender?.kind !== 'remote') continue
-        remote.push({ dest: sender.host, packetId: p.id, state, bytes: signReceipt(node.key, { v: 1, p: p.id, n: nodeId, s: state, t: at }) })
+        if (this.host.localNode(p.from) !== undefined) { local.push({ id: p.id, state, at }); continue }
+        const dest = await this.host.hostOf(p.from).catch(() => undefined)
+        if (dest === undefined) continue
+        remote.push({ dest, packetId: p.id, state, bytes: signReceipt(node.key, { v: 1, p: p.id, n: nodeId, s: state, t: at }) })
       }
       await this.store.add(local, true)
       await this.store.queue(remote)

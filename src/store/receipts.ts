@@ -96,6 +96,7 @@ export class ReceiptStore extends EventEmitter {
         const r = changed.get(e.id) ?? (v === undefined ? undefined : fromJsonBytes<SentReceipt>(v))
         if (r === undefined && !synced) this.early.set(e.id, [...(this.early.get(e.id) ?? []), { state: e.state, at: e.at, ...(e.reason === undefined ? {} : { reason: e.reason }) }])
         if (r === undefined || r.events.some((x) => x.state === e.state)) return
+        if (r.off === true && (e.state === 'pushed' || e.state === 'read')) return // the sender asked for none
         r.events.push({ state: e.state, at: e.at, ...(e.reason === undefined ? {} : { reason: e.reason }) })
         changed.set(e.id, r)
       })

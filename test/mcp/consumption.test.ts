@@ -75,6 +75,12 @@ describe('mcp - consumption: only handling reads', function () {
     const acked = await first.tool('ack', { upto_seq: 10 })
     assert.equal(acked.isError, undefined, textOf(acked))
     assert.deepEqual(JSON.parse(textOf(acked)), { cursor: 10, newly_read: 10, unread: 7 })
+    // a sender on the same host sees the receipt too
+    const local = await until('the local receipt to say read', async () => {
+      const r = JSON.parse(await amesh(['receipt', byseq(1), '--json', '--home', a])) as { state: string, events: Array<{ state: string }> }
+      return r.state === 'read' ? r : undefined
+    })
+    assert.deepEqual(local.events.map((e) => e.state), ['delivered', 'pushed', 'read'])
     const st = await state(first)
     assert.equal(st.cursor, 10)
     assert.equal(st.unread, 7)

@@ -4,6 +4,8 @@
 // receipt when it is back; a crafted receipt for a message not received is refused.
 import { strict as assert } from 'node:assert'
 import { execFile, type ChildProcess } from 'node:child_process'
+import { appendFileSync } from 'node:fs'
+import { join } from 'node:path'
 import * as cbor from '@ipld/dag-cbor'
 import { multiaddr } from '@multiformats/multiaddr'
 import * as lp from 'it-length-prefixed'
@@ -33,6 +35,7 @@ describe('mcp - receipts between two hosts', function () {
   before(async () => {
     a = makeHome()
     b = makeHome()
+    appendFileSync(join(b, 'config.yaml'), 'hide_read_receipts: [quiet]\n')
     addrB = await startHost(b)
     await startHost(a, addrB)
     s = await Session.start(b, ['--name', 'lead'])
@@ -106,6 +109,34 @@ describe('mcp - receipts between two hosts', function () {
     await startHost(a, addrB)
     const r = await stateIs(id, 'read')
     assert.deepEqual(r.events.map((e) => e.state), ['queued', 'delivered', 'pushed', 'read'])
+  })
+
+  it('receipts - a receiver that hides read reports pushed only; --no-receipt keeps no receipts', async () => {
+    const quiet = await Session.start(b, ['--name', 'quiet'])
+    try {
+      const g = JSON.parse(textOf(await quiet.tool('grant', { to: 'writer' }))) as { token_id: string }
+      await until('host A to hold quiet\'s grant', async () => {
+        const held = (JSON.parse(await amesh(['grants', '--json', '--home', a])) as { held: Array<{ token_id: string }> }).held
+        return held.some((h) => h.token_id === g.token_id) ? true : undefined
+      })
+      const hidden = (await amesh(['send', '--as', 'writer', 'quiet', 'read but not told', '--home', a])).split(' ')[0]
+      await quiet.waitChannel(1)
+      await stateIs(hidden, 'pushed')
+      await quiet.tool('ack', { msg_ids: [hidden] })
+      const off = (await amesh(['send', '--as', 'writer', 'lead', 'no receipts please', '--no-receipt', '--home', a])).split(' ')[0]
+      await until('the push', () => s.channel.find((e) => e.meta?.msg_id === off))
+      await s.tool('ack', { msg_ids: [off] })
+      // a later message with receipts is read and reported after both
+      const later = (await amesh(['send', '--as', 'writer', 'lead', 'with receipts', '--home', a])).split(' ')[0]
+      await until('the push', () => s.channel.find((e) => e.meta?.msg_id === later))
+      await s.tool('ack', { msg_ids: [later] })
+      await stateIs(later, 'read')
+      assert.equal((await receipt(hidden)).state, 'pushed', 'quiet hides read')
+      const r = await receipt(off)
+      assert.ok(!r.events.some((e) => e.state === 'pushed' || e.state === 'read'), `no receipts kept: ${JSON.stringify(r.events)}`)
+    } finally {
+      await quiet.close()
+    }
   })
 
   it('receipts - crafted receipts for messages a host did not receive are refused', async () => {

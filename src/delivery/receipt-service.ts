@@ -43,6 +43,7 @@ export class ReceiptService {
   }
 
   async start (): Promise<void> {
+    this.store.on('error-log', (err: unknown) => this.host.log(`receipt histories not stored: ${errorMessage(err)}`))
     this.host.consumption.on('pushed', (nodeId: string, seqs: number[]) => { void this.report(nodeId, seqs, 'pushed') })
     this.host.consumption.on('read', (nodeId: string, seqs: number[]) => { void this.report(nodeId, seqs, 'read') })
     await this.link.start()
@@ -63,8 +64,8 @@ export class ReceiptService {
   }
 
   /** Start a history for a message just sent. */
-  async sent (p: { id: string, to: string, from: string, dest: string, state: ReceiptState, off: boolean }): Promise<void> {
-    await this.store.sent([p])
+  sent (p: { id: string, to: string, from: string, dest: string, state: ReceiptState, off: boolean }): void {
+    this.store.sent(p)
   }
 
   /** Delivery outcomes of the sender's own links (no fsync added: unsynced, one batch per acked frame). */

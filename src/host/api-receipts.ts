@@ -31,11 +31,10 @@ async function sendWithReceipt (host: Host, p: ReceiptSend): Promise<Record<stri
   const { no_receipt: off, ...req } = p
   const r = await sendMessage(host, req)
   const from = host.nodes.get(req.as)
-  const target = r.state === 'delivered' ? undefined : await resolveTarget(host, req.to).catch(() => undefined)
-  const to = r.state === 'delivered' ? (await host.inbox.locate(r.id))?.nodeId : target?.id
-  if (from !== undefined && to !== undefined) {
-    const dest = target?.kind === 'remote' ? target.host : 'local'
-    await host.receipts.sent({ id: r.id, to, from: from.record.id, dest, state: r.state, off: off === true })
+  // resolved a moment ago by the send: answered from the cache
+  const target = await resolveTarget(host, req.to).catch(() => undefined)
+  if (from !== undefined && target !== undefined) {
+    host.receipts.sent({ id: r.id, to: target.id, from: from.record.id, dest: target.kind === 'remote' ? target.host : 'local', state: r.state, off: off === true })
   }
   return { ...r, receipt: off === true ? 'off' : r.state }
 }

@@ -60,25 +60,38 @@ export class ReceiptStore extends EventEmitter {
   }
 
   async get (id: string): Promise<SentReceipt | undefined> {
+    const pending = this.pendingSent.get(id)
+    if (pending !== undefined) return pending
     const v = await this.db.get(SENT_PREFIX + id)
     return v === undefined ? undefined : fromJsonBytes<SentReceipt>(v)
   }
 
+  /** histories started and not yet handed to the store (written together, once per tick) */
+  private readonly pendingSent = new Map<string, SentReceipt>()
+  private flushScheduled = false
+
   /**
-   * Start the history of sent messages. Unsynced: on the send path no fsync is
-   * added (the message itself is durable; a history lost in an OS crash only
-   * makes later receipts for it refused).
+   * Start the history of a sent message. Off the send path's latency and with
+   * no fsync: histories started in one tick go in one unsynced batch (the
+   * message itself is durable; a history lost in an OS crash only makes later
+   * receipts for it refused).
    */
-  async sent (items: Array<Omit<SentReceipt, 'events'> & { state: ReceiptState }>, now = Date.now()): Promise<void> {
-    if (items.length === 0) return
-    await this.serial(async () => {
-      const ops: WriteOp[] = items.map(({ state, ...r }) => {
-        const events = [{ state, at: now }, ...(this.early.get(r.id) ?? []).filter((e) => e.state !== state)]
-        if (this.early.has(r.id)) this.early.set(r.id, [])
-        return { type: 'put', key: SENT_PREFIX + r.id, value: toJsonBytes({ ...r, events }) }
-      })
-      await this.committer.writeUnsynced(ops)
-    })
+  sent (item: Omit<SentReceipt, 'events'> & { state: ReceiptState }, now = Date.now()): void {
+    const { state, ...r } = item
+    const events = [{ state, at: now }, ...(this.early.get(r.id) ?? []).filter((e) => e.state !== state)]
+    if (this.early.has(r.id)) this.early.set(r.id, [])
+    this.pendingSent.set(r.id, { ...r, events })
+    if (this.flushScheduled) return
+    this.flushScheduled = true
+    setImmediate(() => { void this.serial(async () => await this.flushSent()).catch((err) => this.emit('error-log', err)) })
+  }
+
+  private async flushSent (): Promise<void> {
+    this.flushScheduled = false
+    const batch = [...this.pendingSent.values()]
+    if (batch.length === 0) return
+    await this.committer.writeUnsynced(batch.map((r) => ({ type: 'put', key: SENT_PREFIX + r.id, value: toJsonBytes(r) })))
+    for (const r of batch) if (this.pendingSent.get(r.id) === r) this.pendingSent.delete(r.id)
   }
 
   /**
@@ -93,7 +106,7 @@ export class ReceiptStore extends EventEmitter {
       const values = await this.db.getMany(events.map((e) => SENT_PREFIX + e.id))
       events.forEach((e, k) => {
         const v = values[k]
-        const r = changed.get(e.id) ?? (v === undefined ? undefined : fromJsonBytes<SentReceipt>(v))
+        const r = changed.get(e.id) ?? this.pendingSent.get(e.id) ?? (v === undefined ? undefined : fromJsonBytes<SentReceipt>(v))
         if (r === undefined && !synced) this.early.set(e.id, [...(this.early.get(e.id) ?? []), { state: e.state, at: e.at, ...(e.reason === undefined ? {} : { reason: e.reason }) }])
         if (r === undefined || r.events.some((x) => x.state === e.state)) return
         if (r.off === true && (e.state === 'pushed' || e.state === 'read')) return // the sender asked for none

@@ -178,7 +178,7 @@ export const ack: Command = {
   name: 'ack',
   summary: 'move a node\'s durable inbox cursor',
   usage: 'amesh ack NODE SEQ',
-  help: 'Acknowledges everything in NODE\'s inbox up to and including SEQ. The cursor is durable and\nnever moves backward; unacknowledged packets are replayed to the next consumer.',
+  help: 'Marks everything in NODE\'s inbox up to and including SEQ read (handled). The cursor is durable and\nnever moves backward; unread packets are pushed again to the next session (docs/DELIVERY.md).',
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 2, ack.usage)

@@ -71,7 +71,7 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
     instructions: instructionsFor({ node: node.name, nodeId: node.id, hostPeerId: host.peerId, approver, loopLimit: opts.loopLimit, loopWindow: opts.loopWindow })
   })
   const guard = new LoopGuard({ limit: opts.loopLimit, window: opts.loopWindow })
-  const ctx: ToolContext = { link, node: node.name, guard }
+  const ctx: ToolContext = { link, node: node.name, guard, readsInbox: opts.toolsOnly !== true }
   registerTools(mcp, ctx)
 
   const notify = async (e: ChannelEvent): Promise<void> => { await mcp.server.notification(custom(CHANNEL_METHOD, { content: e.content, meta: e.meta })) }

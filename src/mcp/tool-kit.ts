@@ -11,6 +11,8 @@ export interface ToolContext {
   link: DaemonLink
   node: string
   guard: LoopGuard
+  /** false for a tools-only session (an ACP bridge is the inbox's only consumer): no tool marks anything read */
+  readsInbox: boolean
   /** the current attachment of this session, once attached */
   attachment?: Attachment
 }

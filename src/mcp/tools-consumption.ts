@@ -10,7 +10,9 @@ import { guarded, strictArgs, type ToolContext } from './tool-kit.js'
 
 export type ReadBy = 'reply' | 'ack' | 'inbox'
 
-export async function markRead (ctx: ToolContext, req: { upto?: number, ids?: string[], seqs?: number[] }, by: ReadBy): Promise<MarkReadResult> {
+/** Mark messages read; nothing (undefined) in a tools-only session, whose inbox another consumer reads. */
+export async function markRead (ctx: ToolContext, req: { upto?: number, ids?: string[], seqs?: number[] }, by: ReadBy): Promise<MarkReadResult | undefined> {
+  if (!ctx.readsInbox) return undefined
   return await ctx.link.call('inbox.mark_read', { node: ctx.node, ...req, by })
 }
 
@@ -34,7 +36,9 @@ function registerAck (mcp: McpServer, ctx: ToolContext): void {
 
 function registerInbox (mcp: McpServer, ctx: ToolContext): void {
   mcp.registerTool('inbox', {
-    description: 'Your unread messages, oldest first. Returning them marks them read (handled): call it when you will act on them. With recent: true, the most recent messages read or not, marking nothing.',
+    description: ctx.readsInbox
+      ? 'Your unread messages, oldest first. Returning them marks them read (handled): call it when you will act on them. With recent: true, the most recent messages read or not, marking nothing.'
+      : 'Your unread messages, oldest first (this session marks nothing read: the bridge that runs you handles them). With recent: true, the most recent messages read or not.',
     inputSchema: strictArgs({
       limit: z.number().int().min(1).max(1000).optional().describe(`how many (default ${INBOX_DEFAULT})`),
       recent: z.boolean().optional().describe('re-read the most recent messages (read or not) instead; marks nothing')
@@ -42,7 +46,7 @@ function registerInbox (mcp: McpServer, ctx: ToolContext): void {
   }, async (a) => await guarded(async () => {
     const limit = a.limit ?? INBOX_DEFAULT
     if (a.recent === true) return (await ctx.link.call('inbox.recent', { node: ctx.node, limit })).map(asItem)
-    return (await ctx.link.call('inbox.unread', { node: ctx.node, limit, take: true })).map(asItem)
+    return (await ctx.link.call('inbox.unread', { node: ctx.node, limit, take: ctx.readsInbox })).map(asItem)
   }))
 }
 
@@ -67,7 +71,7 @@ function registerReceipt (mcp: McpServer, ctx: ToolContext): void {
 
 export function registerConsumption (mcp: McpServer, ctx: ToolContext): void {
   registerReceipt(mcp, ctx)
-  registerAck(mcp, ctx)
+  if (ctx.readsInbox) registerAck(mcp, ctx) // tools-only: the bridge acknowledges, not the agent
   registerInbox(mcp, ctx)
   registerStatus(mcp, ctx)
 }

@@ -29,6 +29,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'send', summary: 'send a message (durable before it returns)', load: async () => (await import('./commands/send.js')).send },
   { name: 'inbox', summary: 'read a node\'s inbox', load: async () => (await inboxes()).inbox },
   { name: 'ack', summary: 'move a node\'s durable inbox cursor', load: async () => (await basic()).ack },
+  { name: 'receipt', summary: 'what became of a message this host sent: delivered, pushed, read, refused, dead', load: async () => (await import('./commands/receipt.js')).receipt },
   { name: 'outbox', summary: 'inspect the outbox (dead letters)', load: async () => (await inboxes()).outbox },
   { name: 'grant', summary: 'let another node send to one of yours (a signed capability token)', load: async () => (await acl()).grant },
   { name: 'revoke', summary: 'revoke a grant (and every delegation through it)', load: async () => (await acl()).revoke },

@@ -7,15 +7,34 @@ import { z, type ZodType } from 'zod'
 import { SIGNALS, ZONES } from '../packet/types.js'
 import { PERMISSION_VERDICT_METHOD, permissionVerdictSchema } from './permission.js'
 import { checkSendParams, sendSchema } from './send-params.js'
-import type {
-  AgentRow, GrantView, JsonObject, LocalNodeRow, NodeInfo, NodeRow, PeersResult, ReachableRow, RemoteInfo, RenderedPacket, ResolvedNode,
-  SendResult, StatusResult, TunnelStatus, VerdictResult
+import { DAY } from '../util/time.js'
+import {
+  READ_BY, RECEIPT_STATES,
+  type AgentRow, type AttachEvent, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
+  type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
+  type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
 const none = z.object({}).strict()
 const word = z.string().min(1).max(4096)
+const msgId = z.string().min(1).max(256)
+/** the longest a `receipt.wait` call blocks, ms */
+const MAX_RECEIPT_WAIT = DAY
+
+/** `send` also takes no_receipt: keep no receipt history for this message (and refuse the receiver's receipts). */
+const receiptSendSchema = sendSchema.extend({ no_receipt: z.boolean().optional() }).strict()
+type ReceiptSend = z.output<typeof receiptSendSchema>
+
+/** The fast check of `send` (send-params.ts), with no_receipt beside it. */
+function checkReceiptSend (raw: unknown): ReceiptSend | undefined {
+  if (typeof raw !== 'object' || raw === null || !('no_receipt' in raw)) return checkSendParams(raw)
+  const { no_receipt: off, ...rest } = raw as Record<string, unknown>
+  if (off !== undefined && typeof off !== 'boolean') return undefined
+  const p = checkSendParams(rest)
+  return p === undefined ? undefined : { ...p, ...(off === undefined ? {} : { no_receipt: off }) }
+}
 
 const sshJoinSchema = z.object({
   destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
@@ -45,7 +64,11 @@ export const METHODS = {
   'node.resolve': { params: z.object({ target: name }).strict() },
   /** the cards known here, each with whether `as` may message it */
   'nodes.reachable': { params: z.object({ as: name }).strict() },
-  send: { params: sendSchema, fast: checkSendParams },
+  send: { params: receiptSendSchema, fast: checkReceiptSend },
+  /** the sender's receipt history of a message this host sent */
+  'receipt.get': { params: z.object({ id: msgId }).strict() },
+  /** block until a sent message reached a state (or ended: refused, dead), or the timeout */
+  'receipt.wait': { params: z.object({ id: msgId, state: z.enum(RECEIPT_STATES), timeout_ms: z.number().int().min(0).max(MAX_RECEIPT_WAIT) }).strict() },
   'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict() },
   'inbox.follow': { params: z.object({ node: name, after: seq.optional() }).strict() },
   /** the node's most recent packets (acked or not), oldest first */
@@ -53,6 +76,16 @@ export const METHODS = {
   /** one packet of the node's retained inbox, by message id */
   'inbox.get': { params: z.object({ node: name, id: z.string().min(1).max(256) }).strict() },
   ack: { params: z.object({ node: name, seq }).strict() },
+  /** a session attaches (stream): the first event says where the node stands; attached until the stream ends */
+  'inbox.attach': { params: z.object({ node: name }).strict() },
+  /** channel notifications for these seqs were written to the attachment (pushed, not read) */
+  'inbox.pushed': { params: z.object({ node: name, attachment: z.string().min(1).max(64), seqs: z.array(seq).max(100_000) }).strict() },
+  /** the session handled these messages: everything up to `upto`, and/or single ones by id or seq */
+  'inbox.mark_read': { params: z.object({ node: name, upto: seq.optional(), ids: z.array(msgId).max(10_000).optional(), seqs: z.array(seq).max(10_000).optional(), by: z.enum(READ_BY) }).strict() },
+  /** unread messages, oldest first; with `take`, they are marked read (the `inbox` tool) */
+  'inbox.unread': { params: z.object({ node: name, limit: z.number().int().min(1).max(1000).optional(), take: z.boolean().optional() }).strict() },
+  /** where a node stands: cursor, unread, attached sessions, last read and attach */
+  'inbox.state': { params: z.object({ node: name }).strict() },
   card: { params: z.object({ target: name }).strict() },
   /** dial a peer address now and remember it; it must end in /p2p/<id> unless any_peer */
   join: { params: z.object({ addr: z.string().min(1).max(4096), any_peer: z.boolean().optional() }).strict() },
@@ -106,12 +139,19 @@ export interface MethodResults {
   'node.ensure': NodeInfo
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
-  send: SendResult
+  send: SendResult & { receipt: ReceiptStateName | 'off' }
+  'receipt.get': ReceiptView
+  'receipt.wait': ReceiptView & { reached: boolean }
   'inbox.read': RenderedPacket[]
   'inbox.follow': void
   'inbox.recent': RenderedPacket[]
   'inbox.get': RenderedPacket
   ack: { cursor: number }
+  'inbox.attach': void
+  'inbox.pushed': { pushed: number }
+  'inbox.mark_read': MarkReadResult
+  'inbox.unread': RenderedPacket[]
+  'inbox.state': InboxState
   card: object
   join: { peerId: string }
   'join.forget': { forgotten: boolean }
@@ -142,6 +182,7 @@ export interface MethodResults {
 /** The events of each stream method. */
 export interface StreamEvents {
   'inbox.follow': RenderedPacket
+  'inbox.attach': AttachEvent
 }
 
 export type StreamName = keyof StreamEvents

@@ -17,7 +17,11 @@ export interface NodeRow {
   host: string
   local: boolean
   parent?: string
+  /** a local node's presence: sessions attached now, when one last read and attached (ISO times) */
+  session?: NodeSession
 }
+
+export interface NodeSession { attached: number, last_read?: string, last_attach?: string }
 
 /** A node row with whether the asking node may message it (`nodes.reachable`). */
 export type ReachableRow = NodeRow & { may_message: boolean, reason?: string }
@@ -53,6 +57,32 @@ export interface StatusResult {
 
 /** The result of a `send` (and of a permission verdict's send). */
 export interface SendResult { id: string, state: 'queued' | 'delivered', seq?: number }
+
+/** What became of a sent message, in order (docs/DELIVERY.md "Receipts"). */
+export const RECEIPT_STATES = ['queued', 'delivered', 'pushed', 'read', 'refused', 'dead'] as const
+export type ReceiptStateName = typeof RECEIPT_STATES[number]
+/** What marked a message read: a tool of the session, `amesh ack`/`inbox --ack` (host), a relay verdict. */
+export const READ_BY = ['reply', 'ack', 'inbox', 'host', 'relay'] as const
+
+/** The first event of `inbox.attach`: where the node stands as a session attaches. */
+export interface AttachEvent { attachment: string, cursor: number, last: number, unread: number, read_above: number[] }
+
+/** `inbox.mark_read`: the cursor after it, how many became read, how many are still unread. */
+export interface MarkReadResult { cursor: number, newly_read: number, unread: number }
+
+/** `inbox.state`: where a node stands (times in ms). */
+export interface InboxState { last: number, cursor: number, unread: number, attached: number, last_read?: number, last_attach?: number }
+
+/** A sent message's receipt history (`receipt.get`; `receipt.wait` adds whether the state was reached). */
+export interface ReceiptView {
+  id: string
+  to: string
+  to_name: string
+  state: ReceiptStateName
+  /** false when sent with no_receipt */
+  receipts: boolean
+  events: Array<{ state: ReceiptStateName, at: number, time: string, reason?: string }>
+}
 
 /** A node just created or looked up (`node.add`, `node.ensure`). */
 export interface NodeInfo { id: string, name: string, parent?: string, depth?: number }

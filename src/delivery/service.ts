@@ -32,6 +32,8 @@ export interface DeliveryComponents {
   /** label of a node id for messages (its name when known) */
   label: (nodeId: string) => string
   log: Logger
+  /** delivery outcomes of sent messages, for the sender's receipts (after they are stored) */
+  outcomes?: { delivered: (entries: OutboxEntry[]) => Promise<void>, dead: (items: Doomed[]) => Promise<void> }
 }
 
 /** how often expired outbox entries are looked up (an index seek when there are none) */
@@ -94,7 +96,10 @@ export class DeliveryService implements Transport<PeerTarget> {
         outbox: this.deps.outbox,
         log: this.deps.log,
         events: {
-          delivered: async (entries) => { await this.deps.outbox.remove(entries) },
+          delivered: async (entries) => {
+            await this.deps.outbox.remove(entries)
+            await this.deps.outcomes?.delivered(entries)
+          },
           rejected: async (items) => await this.deadLetter(items)
         }
       })
@@ -144,6 +149,7 @@ export class DeliveryService implements Transport<PeerTarget> {
         this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
         if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
       })
+      await this.deps.outcomes?.dead(killed)
     })
   }
 

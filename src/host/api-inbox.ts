@@ -5,7 +5,7 @@ import { InvalidArgumentError, UnknownNodeError } from '../util/errors.js'
 import { ulid } from '../util/ulid.js'
 import type { Components } from './components.js'
 
-type Host = Pick<Components, 'nodes' | 'inbox' | 'label' | 'resolver' | 'acl' | 'directory' | 'libp2p'>
+type Host = Pick<Components, 'nodes' | 'inbox' | 'consumption' | 'label' | 'resolver' | 'acl' | 'directory' | 'libp2p'>
 import { renderEntry, type RenderedPacket } from '../packet/render.js'
 import { nodeList } from './status.js'
 

@@ -6,7 +6,7 @@ import { defineError, UnknownNodeError } from '../util/errors.js'
 import type { LocalNode } from '../store/nodes.js'
 import type { Components } from './components.js'
 
-type Host = Pick<Components, 'nodes' | 'inbox' | 'label'>
+type Host = Pick<Components, 'nodes' | 'inbox' | 'consumption' | 'label'>
 
 export const NodeInUseError = defineError('NodeInUseError', 'NODE_IN_USE')
 export const InboxNotEmptyError = defineError('InboxNotEmptyError', 'INBOX_NOT_EMPTY')
@@ -55,6 +55,7 @@ export function nodeMethods (host: Host, agents?: AgentsService): Handlers<'node
         const refusal = await removalRefusal(host, agents, node, p.force === true)
         if (refusal !== undefined) throw refusal
         const dropped = await host.inbox.dropNode(node.record.id)
+        await host.consumption.dropNode(node.record.id)
         await host.nodes.remove(node.record.id)
         return { removed: node.record.name, id: node.record.id, inbox_entries: dropped }
       }

@@ -11,6 +11,8 @@ import { agentsMethods } from './api-agents.js'
 import { discoveryMethods } from './api-discovery.js'
 import { inboxMethods } from './api-inbox.js'
 import { permissionMethods } from './api-permission.js'
+import { consumptionMethods, readUpTo } from './api-consumption.js'
+import { receiptMethods } from './api-receipts.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
 
@@ -150,7 +152,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
         return { id: node.record.id, name: node.record.name }
       }
     },
-    send: { call: async (p) => await host.sender.send(p) },
+    ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
     'inbox.read': {
       call: async (p) => {
         const id = localNode(host, p.node)
@@ -169,7 +171,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
       }
     },
     ack: {
-      call: async (p) => ({ cursor: await host.inbox.ack(localNode(host, p.node), p.seq) })
+      call: async (p) => ({ cursor: (await readUpTo(host, localNode(host, p.node), p.seq, 'host')).cursor })
     },
     card: {
       call: async (p) => {
@@ -184,6 +186,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
     ...aclMethods(host),
     ...discoveryMethods(host),
     ...inboxMethods(host),
+    ...consumptionMethods(host),
     ...permissionMethods(host),
     ...agentsMethods(host),
     ...nodeMethods(host, host.agents),

@@ -8,6 +8,7 @@ import { createAgents, type AgentsComponents, type AgentsService } from '../agen
 import { AclService } from '../authz/acl-service.js'
 import { homePaths, type HomePaths } from '../control/paths.js'
 import { Notices } from '../delivery/notices.js'
+import { ReceiptService } from '../delivery/receipt-service.js'
 import { DeliveryService } from '../delivery/service.js'
 import { InboxTransport } from '../delivery/transport.js'
 import { CardExchange } from '../discovery/cards-protocol.js'
@@ -19,9 +20,10 @@ import { NodeRegistry, type Announcer } from '../routing/nodes.js'
 import { Resolver } from '../routing/resolve.js'
 import { Sender } from '../routing/send.js'
 import type { Committer, RawDb } from '../store/db.js'
+import type { ConsumptionStore } from '../store/consumption.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
-import { OutboxStore } from '../store/outbox.js'
+import { OutboxStore, type Doomed, type OutboxEntry } from '../store/outbox.js'
 import { createLogger, type Logger } from '../util/log.js'
 import { BootstrapKeeper } from './bootstrap-keeper.js'
 import type { HostConfig } from './config.js'
@@ -59,6 +61,8 @@ export interface Components {
   readonly guard: StoreGuard
   readonly nodes: NodeStore
   readonly inbox: InboxStore
+  /** what sessions did with each inbox: pushed and read marks, presence (only reading moves a cursor) */
+  readonly consumption: ConsumptionStore
   readonly outbox: OutboxStore
   readonly peerBook: PeerBook
   readonly libp2p: Libp2p
@@ -72,6 +76,8 @@ export interface Components {
   readonly registry: NodeRegistry
   readonly delivery: DeliveryService
   readonly sender: Sender
+  /** receipt histories of sent messages; receipts for the senders of messages read or pushed here */
+  readonly receipts: ReceiptService
   readonly discovery?: DiscoveryService
   readonly joins?: SshJoins
   readonly agents?: AgentsService
@@ -151,8 +157,11 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const announcers: Announcer[] = [{ announce: () => { void exchange.exchangeAll(3) } }]
   if (discovery !== undefined) announcers.push(discovery)
   const registry = new NodeRegistry({ nodes, creator: acl, announcers })
-  const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log })
+  const receipts = receiptService(stores, libp2p, directory, config, log)
+  const outcomes = { delivered: async (e: OutboxEntry[]) => await receipts.delivered(e), dead: async (d: Doomed[]) => await receipts.dead(d) }
+  const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
+  lifecycle.add('receipts', receipts)
   const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery }, inbox, ttl: config.ttl })
   lifecycle.add('peer events', new PeerEvents({ libp2p, exchange, log }))
   lifecycle.add('bootstrap keeper', keeper)
@@ -161,10 +170,25 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   if (discovery !== undefined) lifecycle.add('discovery', discovery)
   const components: Components = {
     paths, config, log, startedAt: Date.now(), ...stores, libp2p, keeper, directory, cards, exchange,
-    resolver, notices, acl, registry, delivery, sender, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
+    resolver, notices, acl, registry, delivery, sender, receipts, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
   }
   const agents = base.agents === true ? managedNodes(components, lifecycle) : undefined
   return { ...components, agents, lifecycle, stop: async () => await lifecycle.stop() }
+}
+
+/** Receipts: the sender's histories and the receipt protocol (it reports pushes and reads of the consumption store). */
+function receiptService (stores: Stores, libp2p: Libp2p, directory: Directory, config: HostConfig, log: Logger): ReceiptService {
+  return new ReceiptService({
+    db: stores.db,
+    committer: stores.committer,
+    libp2p,
+    inbox: stores.inbox,
+    consumption: stores.consumption,
+    localNode: (id) => stores.nodes.get(id),
+    hostOf: async (id) => directory.get(id)?.hostPeerId, // the sender's card: it was verified to admit the packet
+    hideRead: () => config.hideReadReceipts,
+    log
+  })
 }
 
 /** Managed nodes: the manager and its placement protocol; their processes end (desired state kept) when the host stops. */

@@ -35,6 +35,8 @@ export interface HostConfig {
   deniedNoticeWindow: number
   /** access-matrix profiles by node name, applied to local nodes at start and on creation */
   profiles: Record<string, unknown>
+  /** local nodes (by name) whose host never reports `read` receipts to senders (docs/DELIVERY.md) */
+  hideReadReceipts: string[]
 }
 
 export function defaultConfig (): HostConfig {
@@ -53,7 +55,8 @@ export function defaultConfig (): HostConfig {
     deadRetention: 7 * DAY,
     maxDepth: 1,
     deniedNoticeWindow: 60 * SECOND,
-    profiles: {}
+    profiles: {},
+    hideReadReceipts: []
   }
 }
 
@@ -80,7 +83,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -120,7 +123,8 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     deadRetention: num(r, 'dead_retention_ms', base.deadRetention),
     maxDepth: policyDepth(r, base.maxDepth),
     deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow),
-    profiles: profilesOf(r, base.profiles)
+    profiles: profilesOf(r, base.profiles),
+    hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts)
   }
 }
 

@@ -48,8 +48,8 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
   }
 }
 
-export function nodeList (host: Pick<Components, 'nodes' | 'libp2p' | 'directory'>): NodeRow[] {
-  const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent }))
+export function nodeList (host: Pick<Components, 'nodes' | 'libp2p' | 'directory' | 'consumption'>): NodeRow[] {
+  const local = host.nodes.list().map((n) => ({ name: n.record.name, id: n.record.id, kind: n.record.kind, host: host.libp2p.peerId.toString(), local: true, parent: n.record.parent, session: host.consumption.sessionNow(n.record.id) }))
   const remote = host.directory.list().map((c) => ({ name: c.name, id: c.nodeId, kind: c.kind, host: c.hostPeerId, local: false, parent: c.parent }))
   return [...local, ...remote]
 }

@@ -6,6 +6,7 @@ import { statfs } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { HomePaths } from '../control/paths.js'
 import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
+import { ConsumptionStore } from '../store/consumption.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
@@ -15,7 +16,17 @@ import type { Logger } from '../util/log.js'
 import type { HostConfig } from './config.js'
 import { PeerBook } from './peer-book.js'
 
-export interface Stores { db: RawDb, committer: Committer, guard: StoreGuard, nodes: NodeStore, inbox: InboxStore, outbox: OutboxStore, peerBook: PeerBook }
+export interface Stores {
+  db: RawDb
+  committer: Committer
+  guard: StoreGuard
+  nodes: NodeStore
+  inbox: InboxStore
+  /** what sessions did with each inbox: pushed and read marks, presence */
+  consumption: ConsumptionStore
+  outbox: OutboxStore
+  peerBook: PeerBook
+}
 
 /** What to do when a failed write cannot be undone by a reopen (default: log and exit EXIT_STORE_FAULT). */
 export type StoreFatal = (err: AmeshError) => void
@@ -80,9 +91,11 @@ export async function openStores (paths: HomePaths, config: HostConfig, log: Log
     const nodes = new NodeStore(db, committer)
     await nodes.load()
     const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)
+    const consumption = new ConsumptionStore(db, committer, inbox)
+    await consumption.warm(nodes.list().map((n) => n.record.id))
     const outbox = new OutboxStore(db, committer, config.outboxPerDestination)
     await outbox.load()
-    return { db, committer, guard, nodes, inbox, outbox, peerBook: new PeerBook(db, committer) }
+    return { db, committer, guard, nodes, inbox, consumption, outbox, peerBook: new PeerBook(db, committer) }
   } catch (err) {
     guard.stop()
     await db.close().catch(() => {})

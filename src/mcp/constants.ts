@@ -14,6 +14,8 @@ export const PERMISSION_MAX_PENDING = 64
 export const PREVIEW_CHARS = 2000
 /** packets the `inbox` tool returns by default */
 export const INBOX_DEFAULT = 20
+/** unread backlog messages pushed again to a new attachment (the rest: the inbox tool) */
+export const REPUSH_LIMIT = 200
 /** delay before reconnecting to the daemon after the control connection dropped */
 export const RECONNECT_DELAY = SECOND
 /** the MCP server name used in .mcp.json and the `claude` command line */

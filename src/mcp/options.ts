@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { ConfigError } from '../util/errors.js'
-import { LOOP_LIMIT, LOOP_WINDOW } from './constants.js'
+import { LOOP_LIMIT, LOOP_WINDOW, REPUSH_LIMIT } from './constants.js'
 
 /** Settings of one `amesh mcp` session. */
 export interface McpOptions {
@@ -19,6 +19,8 @@ export interface McpOptions {
   loopLimit: number
   /** the loop guard's window, ms (default LOOP_WINDOW) */
   loopWindow: number
+  /** unread backlog messages pushed again to each new attachment (default REPUSH_LIMIT) */
+  repushLimit: number
   /** log file (default: stderr) */
   logFile?: string
   /** tools only: no channel events, the inbox is left to another consumer (the ACP bridge) */
@@ -31,6 +33,7 @@ interface FileSettings {
   approver?: string
   loopLimit?: number
   loopWindow?: number
+  repushLimit?: number
 }
 
 type Raw = Record<string, unknown>
@@ -39,7 +42,8 @@ const KEYS: Record<string, keyof FileSettings> = {
   permission_relay: 'permissionRelay',
   approver: 'approver',
   loop_limit: 'loopLimit',
-  loop_window_ms: 'loopWindow'
+  loop_window_ms: 'loopWindow',
+  repush_limit: 'repushLimit'
 }
 
 function settingsOf (raw: Raw, where: string): FileSettings {
@@ -99,6 +103,7 @@ export function resolveOptions (flags: Partial<McpOptions> & { home: string, nam
     approver: flags.approver ?? file.approver,
     loopLimit: flags.loopLimit ?? file.loopLimit ?? LOOP_LIMIT,
     loopWindow: flags.loopWindow ?? file.loopWindow ?? LOOP_WINDOW,
+    repushLimit: flags.repushLimit ?? file.repushLimit ?? REPUSH_LIMIT,
     logFile: flags.logFile,
     toolsOnly: flags.toolsOnly === true
   }

@@ -13,7 +13,7 @@ import { LoopGuard } from './loop-guard.js'
 import type { McpOptions } from './options.js'
 import { PermissionRelay, type PermissionVerdict } from './permission.js'
 import type { ChannelEvent } from './render.js'
-import { registerTools } from './tools.js'
+import { registerTools, type ToolContext } from './tools.js'
 
 const VERSION = '0.1.0'
 
@@ -71,7 +71,8 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
     instructions: instructionsFor({ node: node.name, nodeId: node.id, hostPeerId: host.peerId, approver, loopLimit: opts.loopLimit, loopWindow: opts.loopWindow })
   })
   const guard = new LoopGuard({ limit: opts.loopLimit, window: opts.loopWindow })
-  registerTools(mcp, { link, node: node.name, guard })
+  const ctx: ToolContext = { link, node: node.name, guard, readsInbox: opts.toolsOnly !== true }
+  registerTools(mcp, ctx)
 
   const notify = async (e: ChannelEvent): Promise<void> => { await mcp.server.notification(custom(CHANNEL_METHOD, { content: e.content, meta: e.meta })) }
   const relayVerdict = async (v: PermissionVerdict): Promise<void> => { await mcp.server.notification(custom(PERMISSION_METHOD, { request_id: v.request_id, behavior: v.behavior })) }
@@ -92,8 +93,12 @@ export async function runMcp (opts: McpOptions): Promise<RunningMcp> {
       const conv = typeof p.conversation_id === 'string' ? p.conversation_id : p.id
       if (permissionRequestId(conv) === undefined) guard.inbound(p.from_id, conv)
     },
+    repushLimit: opts.repushLimit,
+    onAttach: (a) => { ctx.attachment = a },
     log
   })
+  // pushing reads nothing (only reply, ack and inbox do), so a health check that initializes loses nothing;
+  // a tools-only session (an ACP bridge) attaches nothing and is pushed nothing
   if (opts.toolsOnly !== true) mcp.server.oninitialized = () => pump.start()
 
   const transport = new StdioServerTransport()

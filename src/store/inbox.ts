@@ -305,15 +305,18 @@ export class InboxStore extends EventEmitter {
     return total
   }
 
-  /** Move the durable cursor forward (never backward). Returns the cursor. */
-  async ack (nodeId: string, seq: number): Promise<number> {
+  /** Move the durable cursor forward (never backward), with `extra` ops in the same batch. Returns the cursor. */
+  async ack (nodeId: string, seq: number, extra: WriteOp[] = []): Promise<number> {
     const st = await this.loadState(nodeId)
     const target = Math.min(seq, st.last)
-    if (target <= st.cursor) return st.cursor
+    if (target <= st.cursor) {
+      if (extra.length > 0) await this.committer.write(extra)
+      return st.cursor
+    }
     const before = st.cursor
     st.cursor = target
     try {
-      await this.committer.write([{ type: 'put', key: CURSOR_PREFIX + nodeId, value: toJsonBytes(target) }])
+      await this.committer.write([...extra, { type: 'put', key: CURSOR_PREFIX + nodeId, value: toJsonBytes(target) }])
     } catch (err) {
       // not durable: the consumer acks again (a later ack that did land is kept)
       if (st.cursor === target) st.cursor = before

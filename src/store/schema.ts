@@ -60,7 +60,21 @@ export const Bucket = {
   /** k!<node id> → JSON signed agent card: verified cards of nodes on other hosts. Repository: cards.ts. */
   card: 'k!',
   /** j!<destination>:<port>:<remote home> → JSON ssh join spec: supervised ssh tunnels. Repository: ssh-joins.ts. */
-  sshJoin: 'j!'
+  sshJoin: 'j!',
+  /**
+   * v!<node id>!<seq: 12 hex> → JSON {at, by}: a message above the node's
+   * cursor that was read out of order (a reply, an ack by id); folded into the
+   * cursor and deleted once every seq before it is read. Repository: consumption.ts.
+   */
+  readMark: 'v!',
+  /** w!<node id>!<seq: 12 hex> → JSON {att, at, n}: the last channel push of a message (attachment, when, how many pushes). Repository: consumption.ts. */
+  pushMark: 'w!',
+  /** a!<node id> → JSON {last_read?, last_attach?}: when a session of the node last read and attached. Repository: consumption.ts. */
+  presence: 'a!',
+  /** h!<packet id> → JSON SentReceipt: the receipt history of a message this host sent. Repository: receipts.ts. */
+  receipt: 'h!',
+  /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
+  receiptOut: 'y!'
   // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)
 } as const
 

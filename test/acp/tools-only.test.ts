@@ -35,6 +35,11 @@ describe('acp - amesh mcp --tools-only', function () {
     await sleep(1500)
     assert.equal(s.channel.length, 0)
     assert.deepEqual(s.methods, [])
+    // the tools that read in a full session mark nothing here: the bridge is the inbox's only consumer
+    assert.equal((await s.client.listTools()).tools.some((t) => t.name === 'ack'), false)
+    const listed = JSON.parse(textOf(await s.tool('inbox', {}))) as Array<{ content: string, msg_id: string }>
+    assert.deepEqual(listed.map((p) => p.content), ['for the bridge'])
+    assert.match(textOf(await s.tool('reply', { msg_id: listed[0].msg_id, text: 'seen' })), /delivered/)
     const info = await inboxInfo(home, 'tool-user')
     assert.equal(info?.cursor, 0)
     assert.equal(info?.unacked, 1)

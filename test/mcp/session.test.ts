@@ -75,6 +75,8 @@ describe('mcp - amesh mcp over stdio', function () {
 
     const id = await sendFromB('peer1', 'lead', 'hello from b', ['--conversation', 'c-1', '--requires-reply'])
     await s.waitChannel(1)
+    const acked = await s.tool('ack', { upto_seq: 1 }) // a push reads nothing: the session acks
+    assert.equal(acked.isError, undefined, textOf(acked))
     await drained(a, 'lead', 1)
     assert.equal(s.channel.length, 1, 'exactly one notification')
     assert.deepEqual(s.methods, ['notifications/claude/channel'])
@@ -105,11 +107,12 @@ describe('mcp - amesh mcp over stdio', function () {
     for (const l of lines) assert.equal((JSON.parse(l) as { jsonrpc: string }).jsonrpc, '2.0')
   })
 
-  it('mcp - after a kill, a restarted session replays exactly the 50 unpushed messages, in order, once', async () => {
+  it('mcp - after a kill, a restarted session replays exactly the 50 unread messages, in order, once', async () => {
     const first = await session(['--name', 'lead2'])
     await openTo(first, 'peer2')
     await sendFromB('peer2', 'lead2', 'before the crash')
     await first.waitChannel(1)
+    await first.tool('ack', { msg_ids: [first.channel[0].meta?.msg_id] })
     await drained(a, 'lead2', 1, 0)
     await first.kill()
 
@@ -119,6 +122,7 @@ describe('mcp - amesh mcp over stdio', function () {
 
     const second = await session(['--name', 'lead2'])
     await second.waitChannel(50)
+    await second.tool('ack', { upto_seq: 51 })
     await drained(a, 'lead2', 51)
     assert.deepEqual(second.channel.map((e) => e.content), lines)
     assert.deepEqual(second.channel.map((e) => e.meta?.seq), lines.map((_, i) => String(i + 2)))

@@ -6,6 +6,7 @@ import type { Command } from '../command.js'
 import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
+import type { NodeRow } from '../../control/wire.js'
 
 export const down: Command = {
   name: 'down',
@@ -79,18 +80,24 @@ export const id: Command = {
   }
 }
 
+/** Presence of a local node: whether a session is attached now, when one last read. */
+function sessionText (s: NodeRow['session']): string {
+  if (s === undefined) return ''
+  return `  session ${s.attached > 0 ? `attached (${s.attached})` : 'none'}${s.last_read === undefined ? '' : `, last read ${s.last_read}`}`
+}
+
 export const nodes: Command = {
   name: 'nodes',
   summary: 'cards known here (local and remote)',
   usage: 'amesh nodes [--json]',
-  help: 'Lists the nodes of this host and the remote nodes whose signed cards this host knows,\nwith kind (external/managed), serving host and parent. --json prints one object per line.',
+  help: 'Lists the nodes of this host and the remote nodes whose signed cards this host knows,\nwith kind (external/managed), serving host and parent; for local nodes whether a session is\nattached now and when one last read (session.attached, session.last_read). --json prints one object per line.',
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)
     const rows = await queryDaemon(home, 'nodes')
     for (const r of rows) {
       if (bool(args, 'json')) printJson(r)
-      else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}`)
+      else printLine(`${r.local ? 'local ' : 'remote'} ${r.name}  ${r.kind}  ${r.id}${r.parent !== undefined ? `  parent ${r.parent}` : ''}${r.local ? '' : `  host ${r.host}`}${sessionText(r.session)}`)
     }
     return 0
   }
@@ -175,7 +182,7 @@ export const ack: Command = {
   name: 'ack',
   summary: 'move a node\'s durable inbox cursor',
   usage: 'amesh ack NODE SEQ',
-  help: 'Acknowledges everything in NODE\'s inbox up to and including SEQ. The cursor is durable and\nnever moves backward; unacknowledged packets are replayed to the next consumer.',
+  help: 'Marks everything in NODE\'s inbox up to and including SEQ read (handled). The cursor is durable and\nnever moves backward; unread packets are pushed again to the next session (docs/DELIVERY.md).',
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 2, ack.usage)

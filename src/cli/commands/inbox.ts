@@ -33,7 +33,8 @@ export const inbox: Command = {
   help: `Prints NODE's packets after its acked cursor (or after --after SEQ), oldest first, one per
 line (--json: one JSON object per line with seq, id, from, from_id, to, to_id, signal,
 payload, scope, ts, received (when this host stored it) and the optional envelope fields). --follow keeps streaming new packets.
---ack acknowledges each printed packet (moves the durable cursor). Without --follow it
+--ack marks each printed packet read (moves the durable cursor; pushed is not read: see
+docs/DELIVERY.md; the senders' hosts get read receipts). Without --follow it
 prints at most --limit packets (default 1000, at most 10000), and stops early once
 about 16 MiB of packets were read: run it again with --after the last seq for more.
 Like every read-only command it never starts a daemon: on a home where none runs it

@@ -9,6 +9,7 @@ import type { Command } from '../command.js'
 import { connectOrStart } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 import { checkArgText, strictLines } from './send-input.js'
+import { checkWaitFlags, waitAfterSend } from './receipt.js'
 
 /** TEXT fills the signal's main payload field: text for MESSAGE/ESCALATE, result for RETURN, else context. */
 export function primaryField (signal: Signal): PayloadField {
@@ -44,6 +45,7 @@ function baseRequest (args: Parsed, as: string, to: string): Record<string, unkn
     priority: str(args, 'priority'),
     zone: str(args, 'zone'),
     requires_reply: bool(args, 'requires-reply') ? true : undefined,
+    no_receipt: bool(args, 'no-receipt') ? true : undefined,
     ttl_ms: ttl === undefined ? undefined : parseDuration(ttl)
   }
 }
@@ -70,7 +72,7 @@ async function sendStdin (client: ControlClient, base: Record<string, unknown>, 
 export const send: Command = {
   name: 'send',
   summary: 'send a message (durable before it returns)',
-  usage: 'amesh send --as NODE TO TEXT|- [--signal S] [--payload JSON] [--conversation ID] [--reply-to MSGID] [--priority P] [--requires-reply] [--zone Z] [--ttl DURATION] [--allow-empty] [--json]',
+  usage: 'amesh send --as NODE TO TEXT|- [--signal S] [--payload JSON] [--conversation ID] [--reply-to MSGID] [--priority P] [--requires-reply] [--zone Z] [--ttl DURATION] [--allow-empty] [--no-receipt] [--wait delivered|pushed|read [--timeout DURATION]] [--json]',
   help: `Sends from local node NODE (created on first use) to TO (a node name or did:key id).
 Returns once the packet is durable: "queued" in the outbox for a remote host, or
 "delivered" into a local node's inbox. TEXT fills the signal's main field (text for
@@ -84,8 +86,11 @@ refused unless --allow-empty.
   --conversation ID   conversation id; --reply-to MSGID sets in_reply_to (and keeps its conversation)
   --priority P        low | normal | high;  --requires-reply;  --zone kernel|project|personal
   --ttl DURATION      outbox time-to-live (e.g. 30s, 10m, 2h; default 24h); then a dead letter
-  --allow-empty       send an empty TEXT`,
-  flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string', 'allow-empty': 'boolean' },
+  --allow-empty       send an empty TEXT
+  --wait STATE        block until the message is delivered, pushed or read (docs/DELIVERY.md);
+                      --timeout DURATION (default 1m): on timeout, print the state reached, exit 3
+  --no-receipt        keep no receipt history for it and refuse the receiver's receipts`,
+  flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string', 'allow-empty': 'boolean', wait: 'string', timeout: 'string', 'no-receipt': 'boolean' },
   run: async (args, home) => {
     needPositionals(args, 2, send.usage)
     const as = str(args, 'as')
@@ -94,13 +99,15 @@ refused unless --allow-empty.
     const base = baseRequest(args, as, to)
     const payload = payloadOf(args)
     if (text !== '-') checkArgText(text, bool(args, 'allow-empty'))
+    checkWaitFlags(args)
+    if (text === '-' && str(args, 'wait') !== undefined) throw new InvalidArgumentError('--wait takes one message (TEXT), not stdin')
     const client = await connectOrStart(home)
     try {
       if (text === '-') return await sendStdin(client, base, payload)
       const r = await client.request<ResultOf<'send'>>('send', withText(base, payload, checkArgText(text, bool(args, 'allow-empty'))))
       if (bool(args, 'json')) printJson(r)
       else printLine(`${r.id} ${r.state}`)
-      return 0
+      return await waitAfterSend(client, args, r.id) ?? 0
     } finally {
       client.close()
     }

@@ -3,6 +3,7 @@
 // stdio, follows the node's inbox through the control socket, and maps
 // packets to ACP and back (docs/ACP.md). A packet is acked only once handled.
 import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { permissionRequestId } from '../control/permission.js'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import { methods, type McpServer, type RequestPermissionRequest, type SessionNotification } from '@agentclientprotocol/sdk'
 import { ACP_STATUS_FILE } from '../control/agent-files.js'
@@ -139,7 +140,7 @@ export class Bridge {
     this.acks.received(p.seq)
     if (this.journal.isDone(p.seq)) { void this.ack(p.seq); return }
     if (this.permissions.consume(p) || this.cancel(p) || !['SPAWN', 'MESSAGE'].includes(p.signal)) {
-      if (!['SPAWN', 'MESSAGE'].includes(p.signal) && !String(p.conversation_id ?? '').startsWith('permission:')) this.log(`${p.signal} ${p.id} from ${p.from}: not a prompt, acked`)
+      if (!['SPAWN', 'MESSAGE'].includes(p.signal) && permissionRequestId(p.conversation_id) === undefined) this.log(`${p.signal} ${p.id} from ${p.from}: not a prompt, acked`)
       this.journal.finish(p.seq)
       void this.ack(p.seq).catch((err) => this.log(`ack ${p.seq}: ${errorMessage(err)}`))
       return

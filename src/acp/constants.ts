@@ -3,8 +3,6 @@ import { SECOND } from '../util/time.js'
 
 /** The bridge's durable state under the node's agent dir: sessions per conversation, prompts in flight. */
 export const JOURNAL_FILE = 'acp-journal.json'
-/** The ESCALATE's conversation_id: `permission:<request id>` (as the MCP permission relay). */
-export const PERMISSION_PREFIX = 'permission:'
 /** A cancel packet: a MESSAGE whose context is this JSON (see docs/ACP.md). */
 export const CANCEL_CONTEXT = '{"acp":"cancel"}'
 /** Characters of a tool's input shown in the ESCALATE. */

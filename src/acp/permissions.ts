@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto'
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk'
 import type { RenderedPacket } from '../packet/render.js'
-import { PERMISSION_PREFIX, PREVIEW_CHARS } from './constants.js'
+import { permissionConversation, permissionRequestId } from '../control/permission.js'
+import { PREVIEW_CHARS } from './constants.js'
 
 export interface Asked {
   /** the node id verdicts must come from */
@@ -87,7 +88,7 @@ export class Permissions {
         this.log(`permission ${rid}: no verdict within ${asked.timeoutMs} ms: cancelled`)
         settle({ outcome: { outcome: 'cancelled' } })
       }, asked.timeoutMs)
-      asked.escalate(text, req.options.map((o) => o.optionId), PERMISSION_PREFIX + rid).then((id) => {
+      asked.escalate(text, req.options.map((o) => o.optionId), permissionConversation(rid)).then((id) => {
         entry.escalateId = id
         this.log(`permission ${rid} (${title}) asked as ESCALATE ${id}`)
       }, (err: unknown) => {
@@ -98,9 +99,8 @@ export class Permissions {
   }
 
   private find (p: RenderedPacket): [string, Pending] | undefined {
-    const conv = typeof p.conversation_id === 'string' ? p.conversation_id : ''
-    if (conv.startsWith(PERMISSION_PREFIX)) {
-      const rid = conv.slice(PERMISSION_PREFIX.length)
+    const rid = permissionRequestId(p.conversation_id)
+    if (rid !== undefined) {
       const e = this.pending.get(rid)
       return e === undefined ? undefined : [rid, e]
     }
@@ -110,10 +110,10 @@ export class Permissions {
 
   /** Whether the packet is a verdict (then it is consumed); a valid one settles its request. */
   consume (p: RenderedPacket): boolean {
-    const conv = typeof p.conversation_id === 'string' ? p.conversation_id : ''
+    const inRelay = permissionRequestId(p.conversation_id) !== undefined
     const found = this.find(p)
     if (found === undefined) {
-      if (!conv.startsWith(PERMISSION_PREFIX)) return false
+      if (!inRelay) return false
       this.log(`verdict ${p.id} from ${p.from} dropped: unknown, answered or expired request`)
       return true
     }
@@ -121,7 +121,7 @@ export class Permissions {
     if (p.from_id !== e.approverId) { this.log(`verdict ${p.id} for ${rid} dropped: ${p.from} is not the approver`); return true }
     const body = p.payload.text ?? p.payload.result ?? p.payload.decision ?? ''
     const [word = '', named] = body.trim().split(/[\s:]+/)
-    if (named !== undefined && /^[a-z]+$/.test(named) && named !== rid && conv.startsWith(PERMISSION_PREFIX)) {
+    if (named !== undefined && /^[a-z]+$/.test(named) && named !== rid && inRelay) {
       this.log(`verdict ${p.id} dropped: it names request ${named}, not ${rid}`)
       return true
     }

@@ -12,12 +12,14 @@ export const HomeNotInitialisedError = defineError('HomeNotInitialisedError', 'H
 
 /** The settings an initialised home records (the ones `amesh up` would use by default). */
 export interface HomeSettings {
-  listen: string[]
+  listen: readonly string[]
   mdns: boolean
-  peers?: string[]
+  peers?: readonly string[]
 }
 
-export const DEFAULT_LISTEN = ['/ip4/0.0.0.0/tcp/4747']
+/** the port and listen address a home gets unless told otherwise (every interface: zero-config LAN) */
+export const DEFAULT_PORT = 4747
+export const DEFAULT_LISTEN: readonly string[] = [`/ip4/0.0.0.0/tcp/${DEFAULT_PORT}`]
 
 export function isInitialised (home: string): boolean {
   return existsSync(homePaths(home).config)

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs'
+import { DEFAULT_LISTEN } from '../control/home.js'
 import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
 import { DEFAULT_MIN_FREE_BYTES } from '../store/store-guard.js'
 import { ConfigError } from '../util/errors.js'
 import { DAY, HOUR, SECOND } from '../util/time.js'
 
-export const DEFAULT_PORT = 4747
+export { DEFAULT_PORT } from '../control/home.js'
 
 /** The host configuration: defaults, overridden by the home's config.yaml, then by flags. */
 export interface HostConfig {
@@ -41,7 +42,7 @@ export interface HostConfig {
 
 export function defaultConfig (): HostConfig {
   return {
-    listen: [`/ip4/0.0.0.0/tcp/${DEFAULT_PORT}`],
+    listen: [...DEFAULT_LISTEN],
     peers: [],
     mdns: true,
     durability: 'batch',

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { Serial } from '../util/serial.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import type { InboxStore } from './inbox.js'
 import { Bucket } from './schema.js'
@@ -33,7 +34,8 @@ function seqOf (key: string): number {
 
 /** Emits 'pushed' (nodeId, seqs pushed for the first time) and 'read' (nodeId, seqs newly read), once stored. */
 export class ConsumptionStore extends EventEmitter {
-  private lock: Promise<unknown> = Promise.resolve()
+  /** read-modify-write of marks and histories, one at a time */
+  private readonly serialized = new Serial()
   private readonly presenceCache = new Map<string, Presence>()
   /** sessions attached now, per node (in memory: an attachment ends with its process) */
   private readonly live = new Map<string, number>()
@@ -41,12 +43,6 @@ export class ConsumptionStore extends EventEmitter {
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly inbox: InboxStore) {
     super()
     this.setMaxListeners(0)
-  }
-
-  private async serial<T> (body: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(body, body)
-    this.lock = run.catch(() => {})
-    return await run
   }
 
   /** Record that `seqs` were written to attachment `att` (one batch, the group commit's fsync). */
@@ -91,7 +87,7 @@ export class ConsumptionStore extends EventEmitter {
    * reads past a gap. Marks, the cursor and the presence record go in one batch.
    */
   async markRead (nodeId: string, req: ReadRequest, by: string, now = Date.now()): Promise<ReadOutcome> {
-    return await this.serial(async () => {
+    return await this.serialized.run(async () => {
       const info = await this.inbox.info(nodeId)
       const above = await this.readAbove(nodeId)
       const wanted = new Set<number>()
@@ -116,7 +112,7 @@ export class ConsumptionStore extends EventEmitter {
 
   /** A session attached to the node now. */
   async attached (nodeId: string, now = Date.now()): Promise<void> {
-    await this.serial(async () => {
+    await this.serialized.run(async () => {
       await this.presence(nodeId)
       await this.committer.write([this.presenceOp(nodeId, { last_attach: now })])
     })

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { Serial } from '../util/serial.js'
 import * as cbor from '@ipld/dag-cbor'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
@@ -44,19 +45,14 @@ export function stateOf (r: SentReceipt): ReceiptState {
 
 /** Emits 'change' (SentReceipt) after an event is stored. */
 export class ReceiptStore extends EventEmitter {
-  private lock: Promise<unknown> = Promise.resolve()
+  /** read-modify-write of marks and histories, one at a time */
+  private readonly serialized = new Serial()
   /** delivery outcomes that came before the history of their message was started (a fast ack) */
   private readonly early = new FifoMap<string, ReceiptEvent[]>(EARLY_OUTCOMES)
 
   constructor (private readonly db: RawDb, private readonly committer: Committer) {
     super()
     this.setMaxListeners(0)
-  }
-
-  private async serial<T> (body: () => Promise<T>): Promise<T> {
-    const run = this.lock.then(body, body)
-    this.lock = run.catch(() => {})
-    return await run
   }
 
   async get (id: string): Promise<SentReceipt | undefined> {
@@ -83,7 +79,7 @@ export class ReceiptStore extends EventEmitter {
     this.pendingSent.set(r.id, { ...r, events })
     if (this.flushScheduled) return
     this.flushScheduled = true
-    setImmediate(() => { void this.serial(async () => await this.flushSent()).catch((err) => this.emit('error-log', err)) })
+    setImmediate(() => { void this.serialized.run(async () => await this.flushSent()).catch((err) => this.emit('error-log', err)) })
   }
 
   private async flushSent (): Promise<void> {
@@ -101,7 +97,7 @@ export class ReceiptStore extends EventEmitter {
    */
   async add (events: Array<{ id: string } & ReceiptEvent>, synced: boolean): Promise<SentReceipt[]> {
     if (events.length === 0) return []
-    return await this.serial(async () => {
+    return await this.serialized.run(async () => {
       const changed = new Map<string, SentReceipt>()
       const values = await this.db.getMany(events.map((e) => SENT_PREFIX + e.id))
       events.forEach((e, k) => {

@@ -69,17 +69,17 @@ async function detach (args: Parsed, home: string): Promise<number> {
   return 0
 }
 
-async function foreground (args: Parsed, home: string, before: HomeSnapshot): Promise<number> {
+async function foreground (config: HostConfig, home: string, before: HomeSnapshot): Promise<number> {
   const { tuneHeap } = await import('../../host/heap.js')
   tuneHeap()
   // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
   const { runDaemon } = await import('../../host/daemon.js')
   let daemon
   try {
-    daemon = await runDaemon({ home, config: configFor(args, home), logFile: process.env.AMESH_LOG_FILE })
+    daemon = await runDaemon({ home, config, logFile: process.env.AMESH_LOG_FILE })
   } catch (err) {
     undoFirstStart(home, before)
-    throw firstStartFailure(err, configFor(args, home).listen)
+    throw firstStartFailure(err, config.listen)
   }
   const id = daemon.host.libp2p.peerId.toString()
   process.stderr.write(`amesh is up, peer ${id}\n  ${daemon.host.libp2p.getMultiaddrs().map(String).join('\n  ')}\n`)
@@ -109,13 +109,14 @@ the same settings. A first start that fails removes what it created.
   --detach             run in the background; print the peer id and addresses, then exit`,
   flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean' },
   run: async (args, home) => {
-    const settings = settingsFor(args, home) // fail early on bad flags or config
-    configFor(args, home)
+    // read once, before anything is created: bad flags or config fail here
+    const settings = settingsFor(args, home)
+    const config = configFor(args, home)
     const running = await runningDaemonPid(home)
     if (running !== undefined) throw new AlreadyRunningError(home, running)
     const before = snapshotHome(home)
     initHome(home, { listen: settings.listen, mdns: settings.mdns })
-    if (!bool(args, 'detach')) return await foreground(args, home, before)
+    if (!bool(args, 'detach')) return await foreground(config, home, before)
     try {
       return await detach(args, home)
     } catch (err) {

@@ -83,7 +83,9 @@ export function refusalReason (err: unknown): { reason: string, refused: boolean
   if (status === 'PERMISSION_DENIED') return { refused: true, reason: 'PERMISSION_DENIED: the relay accepts only hosts its operator granted (relay.accept: granted); its operator can allow a node of this host with: amesh grant --host --to NODE --cmd /relay/reserve' }
   if (status === 'RESERVATION_REFUSED' || status === 'RESOURCE_LIMIT_EXCEEDED') return { refused: true, reason: `${status}: the relay holds as many reservations as it allows (relay.max_reservations)` }
   if (status !== undefined) return { refused: true, reason: `${status}: the relay refused the reservation` }
-  return { refused: false, reason: errorMessage(err).split('\n').find((l) => l.trim() !== '')?.trim() ?? 'reservation failed' }
+  // libp2p wraps the listener's error in one naming every address: keep the inner one
+  const inner = /(\w*Error: .*)$/m.exec(errorMessage(err).split('\n').slice(1).join('\n'))?.[1]
+  return { refused: false, reason: inner ?? errorMessage(err).split('\n')[0].trim() }
 }
 
 /** Reserves slots on connected relays while this host is not publicly reachable. */

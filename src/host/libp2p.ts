@@ -53,6 +53,9 @@ function discoveries (opts: Libp2pOptions): Discovery[] {
   return list
 }
 
+/** A reservation request must be answered within this, ms (libp2p's default, 2 s, fails on a loaded machine). */
+export const RESERVATION_TIMEOUT = 10_000
+
 /** How often libp2p's connection monitor pings each connection, ms (libp2p's default: 10 s). */
 export const CONNECTION_PING_INTERVAL = 60_000
 
@@ -75,7 +78,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
     addresses: { listen: opts.listen, announceFilter },
     // the relay transport dials and accepts relayed connections; reservations
     // are asked for by the relay client service (relay.ts), one at a time
-    transports: [tcp(), circuitRelayTransport({ reservationConcurrency: 1 })],
+    transports: [tcp(), circuitRelayTransport({ reservationConcurrency: 1, reservationCompletionTimeout: RESERVATION_TIMEOUT })],
     connectionGater: { denyInboundRelayReservation: (peer) => policy.deny(peer) },
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],

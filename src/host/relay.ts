@@ -160,7 +160,7 @@ export class RelayClient implements Startable {
 
   private async reserve (id: string, addr: Multiaddr): Promise<void> {
     try {
-      await this.components.transportManager.listen([addr])
+      await withTimeout(this.components.transportManager.listen([addr]), RESERVE_TIMEOUT)
       if (!this.inUse().has(id)) throw new Error('the relay gave no address')
       this.refusals.delete(id)
       this.init.log(`relay: reserved a slot on ${id}; reachable as ${(this.inUse().get(id) ?? []).join(' ')}`)
@@ -173,6 +173,15 @@ export class RelayClient implements Startable {
       this.init.log(`relay: ${refused ? 'refused' : 'no'} reservation on ${id}: ${reason}`)
     }
   }
+}
+
+/** A reservation attempt that has not settled by then counts as failed (so one stuck attempt never blocks the others). */
+export const RESERVE_TIMEOUT = 30 * SECOND
+
+async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms) })
+  try { return await Promise.race([p, late]) } finally { clearTimeout(timer) }
 }
 
 /** `<relay address>/p2p/<relay>/p2p-circuit`: listen through that one relay. */

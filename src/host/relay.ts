@@ -26,9 +26,14 @@ export const RELAYS_WANTED = 2
 export const RELAY_CHECK = 5 * SECOND
 /** A relay that refused is asked again after this long, doubling to REFUSED_RETRY_MAX (and at once when it reconnects). */
 export const REFUSED_RETRY = 30 * SECOND
-export const REFUSED_RETRY_MAX = 30 * MINUTE
-/** A reservation that failed for another reason is tried again after this long. */
-export const FAILED_RETRY = 15 * SECOND
+export const REFUSED_RETRY_MAX = 2 * MINUTE
+/**
+ * A reservation that failed for another reason is tried again after this long.
+ * The common one: libp2p was already asking that relay for a slot on its own
+ * (a relay that dialled us, or one it met) and ends that attempt with
+ * HadEnoughRelaysError, which ours joined.
+ */
+export const FAILED_RETRY = 5 * SECOND
 
 /** The relay server's options from config: amesh's raised, bounded limits. */
 export function relayServerInit (cfg: RelayConfig): CircuitRelayServerInit {

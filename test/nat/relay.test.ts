@@ -143,7 +143,7 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
       await until(`${role} to reserve on relay2 as well`, async () => {
         const s = await status(n, hosts[role])
         return s.relays.some((r) => r.peer === hosts.relay2.peerId) && s.relays.some((r) => r.peer === hosts.relay.peerId)
-      }, 120_000, 1000)
+      }, 180_000, 1000) // a refused host asks again within 2 min
     }
     const texts = lines('failover-', 600)
     const sending = pacedSend(hosts.h1, 'alice', 'bob', texts, 20_000)

@@ -18,6 +18,12 @@ export interface DaemonOptions {
   peers?: string[]
   /** extra node flags for this daemon (e.g. --cpu-prof) */
   nodeArgs?: string[]
+  /** run inside this network namespace (`ip netns exec`; the control socket is a file, reached from outside) */
+  netns?: string
+  /** listen address (default /ip4/127.0.0.1/tcp/0) */
+  listen?: string
+  /** extra config.yaml lines (e.g. relay settings) */
+  config?: string[]
 }
 
 /** A packet as the control socket renders it (the fields the bench uses). */
@@ -69,12 +75,12 @@ export class Daemon {
     hookExit()
     const home = await ctx.tmpDir(label)
     await mkdir(home, { recursive: true, mode: 0o700 })
-    const cfg = ['listen: ["/ip4/127.0.0.1/tcp/0"]', 'mdns: false', `durability: ${opts.durability ?? 'batch'}`]
+    const cfg = [`listen: ["${opts.listen ?? '/ip4/127.0.0.1/tcp/0'}"]`, 'mdns: false', `durability: ${opts.durability ?? 'batch'}`, ...(opts.config ?? [])]
     await writeFile(join(home, 'config.yaml'), cfg.join('\n') + '\n')
     const log = await open(join(home, 'amesh.log'), 'a')
     const args = [...envNodeArgs(), ...(opts.nodeArgs ?? []), join(ctx.root, 'bin', 'amesh'), 'up', '--home', home]
     for (const p of opts.peers ?? []) args.push('--peer', p)
-    const child = spawn(process.execPath, args, {
+    const child = spawn(opts.netns === undefined ? process.execPath : 'ip', opts.netns === undefined ? args : ['netns', 'exec', opts.netns, process.execPath, ...args], {
       stdio: ['ignore', log.fd, log.fd],
       env: { ...process.env, AMESH_MDNS: 'off' }
     })

@@ -27,6 +27,7 @@ import { checkHostGrant, presentable } from './host-grant.js'
 import { checkChildLineage, signChild, type ChildLineage } from './lineage.js'
 import { parseSpecObject, type AgentSpec } from './spec.js'
 import { agentDir, type AgentRecord } from './state.js'
+import { ON_LIMITED, openStream } from '../util/streams.js'
 
 type Msg = Record<string, unknown>
 const enc = new TextEncoder()
@@ -82,7 +83,7 @@ function chainsOf (msg: Msg): Uint8Array[][] {
 
 /** What placement uses of its host. */
 export interface PlacementComponents {
-  libp2p: Pick<Libp2p, 'handle' | 'unhandle' | 'dialProtocol' | 'peerId'>
+  libp2p: Pick<Libp2p, 'handle' | 'unhandle' | 'dialProtocol' | 'getConnections' | 'peerId'>
   /** which host serves a node (channel binding of the asking parent) */
   directory: Pick<Directory, 'hostOf'>
   /** card exchange with the other host after a placement */
@@ -118,7 +119,7 @@ export class Placement {
   async start (): Promise<void> {
     if (this.started) return
     this.started = true
-    await this.libp2p.handle(AGENTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 32, maxOutboundStreams: 32 })
+    await this.libp2p.handle(AGENTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 32, maxOutboundStreams: 32, ...ON_LIMITED })
   }
 
   /** Stop serving placement requests; a second call does nothing. */
@@ -130,7 +131,7 @@ export class Placement {
 
   private async open (peer: string): Promise<Channel> {
     try {
-      const stream = await this.libp2p.dialProtocol(peerIdFromString(peer), AGENTS_PROTOCOL, { signal: AbortSignal.timeout(PLACEMENT_TIMEOUT) })
+      const stream = await openStream(this.libp2p, peerIdFromString(peer), AGENTS_PROTOCOL, { signal: AbortSignal.timeout(PLACEMENT_TIMEOUT) })
       return new Channel(stream)
     } catch (err) {
       throw new PlacementError(`cannot reach host ${peer} for placement: ${errorMessage(err)}`, { cause: err })

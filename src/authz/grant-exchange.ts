@@ -3,6 +3,7 @@ import * as lp from 'it-length-prefixed'
 import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { ON_LIMITED, openStream } from '../util/streams.js'
 
 export const GRANTS_PROTOCOL = '/amesh/grants/1.0.0'
 export const REVOCATION_TOPIC = 'amesh/revocations/1'
@@ -69,7 +70,7 @@ export class GrantExchange {
   constructor (private readonly libp2p: Libp2p, private readonly sink: GrantSink, private readonly log: Logger) {}
 
   async start (): Promise<void> {
-    await this.libp2p.handle(GRANTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
+    await this.libp2p.handle(GRANTS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection.remotePeer.toString()) }, { maxInboundStreams: 256, maxOutboundStreams: 256, ...ON_LIMITED })
     this.libp2p.addEventListener('peer:identify', (evt) => { void this.pushTo(evt.detail.peerId, this.sink.bundleFor(evt.detail.peerId.toString())) })
     const pubsub = this.pubsub()
     pubsub?.subscribe(REVOCATION_TOPIC)
@@ -109,7 +110,7 @@ export class GrantExchange {
   private async pushPage (peer: PeerId, bundle: GrantBundle): Promise<boolean> {
     try {
       const signal = AbortSignal.timeout(TIMEOUT)
-      const stream = await this.libp2p.dialProtocol(peer, GRANTS_PROTOCOL, { signal })
+      const stream = await openStream(this.libp2p, peer, GRANTS_PROTOCOL, { signal })
       await stream.sink(lp.encode([cbor.encode(bundle)]))
       // the receiver closes its side once the bundle is stored: then the hand-off is done
       for await (const _ of stream.source) { if (signal.aborted) break }

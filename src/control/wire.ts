@@ -52,7 +52,27 @@ export interface StatusResult {
   memory: Record<string, number>
   /** the store's health: ok, full (under the watermark or ENOSPC), faulted; free bytes, faults, reopens */
   store: { state: string, free_bytes?: number, min_free_bytes: number, error?: { code: string, message: string }, faults: number, reopens: number }
+  /** circuit relay: reachability, relays in use, reservations (docs/DISCOVERY.md "Behind a NAT") */
+  relay?: RelayStatus
   [key: string]: unknown
+}
+
+/** What `amesh status` shows about relays. */
+export interface RelayStatus {
+  /** public (an announced direct address outside private ranges), private (a peer saw this host behind a NAT), unknown */
+  reachability: 'public' | 'private' | 'unknown'
+  /** why `private`: the address a peer saw this host connect from, which peer, when (ms) */
+  nat?: { observed: string, by: string, at: number }
+  /** relays this host holds a reservation on, with the relayed addresses it announces */
+  relays: Array<{ peer: string, addrs: string[] }>
+  /** relays that refused or failed a reservation, with the reason */
+  refused: Array<{ relay: string, reason: string, at: string }>
+  /** each connected peer: direct or relayed (and through which relay) */
+  connections: Array<{ peer: string, via: 'direct' | 'relayed', relay?: string }>
+  /** DCUtR (hole punching) runs on every relayed connection; from Node it rarely succeeds, and the connection then stays relayed */
+  hole_punching: string
+  /** when this host serves as a relay: the hosts holding a reservation on it */
+  serving?: { accept: string, max_reservations: number, limits: { duration_ms: number, data_bytes: number }, reservations: Array<{ peer: string, expires: string }> }
 }
 
 /** The result of a `send` (and of a permission verdict's send). */
@@ -140,6 +160,7 @@ export interface LocalNodeRow {
 }
 
 /** `peers`: one connected peer host (its connections' remote addresses). */
-export interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number }
+/** A connected peer (`encryption`: the connection's encrypter, `/noise` end to end between the two hosts, relayed or not). */
+export interface PeerRow { peer: string, addrs: string[], direction: string, relayed: boolean, opened: number, encryption?: string }
 
 export interface PeersResult { connected: PeerRow[], remembered: string[], configured: string[] }

@@ -7,6 +7,7 @@ import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
+import { openStream } from '../util/streams.js'
 
 export interface LinkEvents {
   /** entries the remote host accepted (durable in the target inbox) */
@@ -126,7 +127,7 @@ export class PeerLink {
     this.state = 'connecting'
     const gen = ++this.generation
     try {
-      const stream = await this.deps.libp2p.dialProtocol(this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
+      const stream = await openStream(this.deps.libp2p, this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
       if (this.state !== 'connecting' || gen !== this.generation) { stream.abort(new Error('link superseded')); return }
       this.open(stream, gen)
     } catch (err) {

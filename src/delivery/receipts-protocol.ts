@@ -7,6 +7,7 @@ import { RECEIPT_STATES, type ReceiptState, type ReceiptStore } from '../store/r
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
+import { ON_LIMITED, openStream } from '../util/streams.js'
 
 // `/amesh/receipt/1.0.0` (docs/PROTOCOL.md): the receiving host tells the
 // sending host what became of a message. One stream per batch: the dialer
@@ -79,7 +80,7 @@ export class ReceiptLink {
   constructor (private readonly deps: ReceiptLinkDeps) {}
 
   async start (): Promise<void> {
-    await this.deps.libp2p.handle(RECEIPT_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 64, maxOutboundStreams: 64 })
+    await this.deps.libp2p.handle(RECEIPT_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 64, maxOutboundStreams: 64, ...ON_LIMITED })
     this.deps.libp2p.addEventListener('peer:connect', this.onConnect)
     this.timer = setInterval(() => this.kick(), RECEIPT_RETRY)
     this.timer.unref()
@@ -120,7 +121,7 @@ export class ReceiptLink {
   }
 
   private async sendTo (peer: PeerId, receipts: Uint8Array[]): Promise<string[]> {
-    const stream = await this.deps.libp2p.dialProtocol(peer, RECEIPT_PROTOCOL, { signal: AbortSignal.timeout(TIMEOUT) })
+    const stream = await openStream(this.deps.libp2p, peer, RECEIPT_PROTOCOL, { signal: AbortSignal.timeout(TIMEOUT) })
     try {
       await stream.sink(lp.encode([cbor.encode({ receipts })]))
       const reply = await readOne<{ results: string[] }>(stream)

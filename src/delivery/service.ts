@@ -12,6 +12,7 @@ import { PACKET_PROTOCOL } from './frame.js'
 import type { Notices } from './notices.js'
 import { PacketReceiver, type Denial } from './receiver.js'
 import type { PeerTarget, QueueResult, Transport } from './transport.js'
+import { ON_LIMITED } from '../util/streams.js'
 
 export type { QueueResult } from './transport.js'
 
@@ -66,7 +67,7 @@ export class DeliveryService implements Transport<PeerTarget> {
   async start (): Promise<void> {
     if (this.started) return
     this.started = true
-    await this.deps.libp2p.handle(PACKET_PROTOCOL, (data) => { void this.receiver.handle(data) }, { maxInboundStreams: 1024, maxOutboundStreams: 1024 })
+    await this.deps.libp2p.handle(PACKET_PROTOCOL, (data) => { void this.receiver.handle(data) }, { maxInboundStreams: 1024, maxOutboundStreams: 1024, ...ON_LIMITED })
     this.deps.libp2p.addEventListener('peer:identify', (evt) => this.onPeer(evt.detail.peerId))
     this.deps.libp2p.addEventListener('peer:connect', (evt) => this.onPeer(evt.detail))
     for (const dest of this.deps.outbox.destinations()) this.link(dest).wake()

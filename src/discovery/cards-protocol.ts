@@ -5,6 +5,7 @@ import type { Logger } from '../util/log.js'
 import { PeerLimiter, type LimitVerdict, type PeerLimitInit } from '../util/peer-limit.js'
 import type { SignedAgentCard } from './card.js'
 import type { Directory } from './directory.js'
+import { ON_LIMITED, connectionTo } from '../util/streams.js'
 
 export const CARDS_PROTOCOL = '/amesh/cards/1.0.0'
 const MAX_MESSAGE = 4 * 1024 * 1024
@@ -66,7 +67,7 @@ export class CardExchange {
   }
 
   async start (): Promise<void> {
-    await this.libp2p.handle(CARDS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 256, maxOutboundStreams: 256 })
+    await this.libp2p.handle(CARDS_PROTOCOL, ({ stream, connection }) => { void this.serve(stream, connection) }, { maxInboundStreams: 256, maxOutboundStreams: 256, ...ON_LIMITED })
     this.libp2p.addEventListener('peer:disconnect', this.onDisconnect)
     // on a loaded machine the exchange run on identify can fail all its retries: catch up later (a no-op once all are exchanged)
     const catchUp = setInterval(() => { void this.exchangeUnexchanged() }, CATCH_UP_INTERVAL)
@@ -116,8 +117,8 @@ export class CardExchange {
 
   private async exchangeOnce (peer: PeerId): Promise<number> {
     const signal = AbortSignal.timeout(TIMEOUT)
-    const connection = await this.libp2p.dial(peer, { signal })
-    const stream = await connection.newStream(CARDS_PROTOCOL, { signal })
+    const connection = await connectionTo(this.libp2p, peer, { signal })
+    const stream = await connection.newStream(CARDS_PROTOCOL, { signal, ...ON_LIMITED })
     try {
       await writeOne(stream, { cards: this.localCards() })
       const reply = await readOne(stream)

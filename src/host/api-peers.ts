@@ -9,7 +9,7 @@ type PeerApiComponents = Pick<Components, 'libp2p' | 'keeper' | 'peerBook' | 'co
 
 function connectionRow (c: Connection): PeerRow {
   const remote = c.remoteAddr.toString()
-  return { peer: c.remotePeer.toString(), addrs: [remote], direction: c.direction, relayed: remote.includes('/p2p-circuit'), opened: c.timeline.open }
+  return { peer: c.remotePeer.toString(), addrs: [remote], direction: c.direction, relayed: remote.includes('/p2p-circuit'), opened: c.timeline.open, encryption: c.encryption }
 }
 
 /** One row per connected peer (its connections' addresses merged). */

@@ -30,6 +30,8 @@ import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
 import { Lifecycle } from './lifecycle.js'
 import { buildLibp2p } from './libp2p.js'
+import { ReservationPolicy } from './relay.js'
+import { grantedReservations } from './relay-wiring.js'
 import { LocalCards } from '../discovery/local-cards.js'
 import type { PeerBook } from './peer-book.js'
 import { openStores, type StoreFatal, type Stores } from './stores.js'
@@ -94,13 +96,32 @@ export interface RunningHost extends Components {
 }
 
 /** The libp2p peer (started), bootstrapped from config peers and the peers joined before. */
-async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook): Promise<{ libp2p: Libp2p, bootstrapPeers: string[] }> {
+async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook, log: Logger): Promise<{ libp2p: Libp2p, bootstrapPeers: string[], policy: ReservationPolicy }> {
   const privateKey = await loadOrCreateHostKey(paths.hostKey)
   const remembered = await peerBook.list()
-  const bootstrapPeers = [...new Set([...config.peers, ...remembered])]
-  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns })
-  return { libp2p, bootstrapPeers }
+  // configured relays are kept connected like bootstrap peers: the relay client reserves on connected relays
+  const bootstrapPeers = [...new Set([...config.peers, ...config.relays, ...remembered])]
+  const policy = new ReservationPolicy(config.relay.accept, log)
+  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns, relay: config.relay, reservationPolicy: policy, log })
+  return { libp2p, bootstrapPeers, policy }
 }
+
+/** The host's announced addresses changed (a relay reservation made or lost): tell other hosts soon, once per burst. */
+function announceOnAddressChange (libp2p: Libp2p, announce: () => void): void {
+  let last = libp2p.getMultiaddrs().map(String).join(' ')
+  let timer: NodeJS.Timeout | undefined
+  libp2p.addEventListener('self:peer:update', () => {
+    const now = libp2p.getMultiaddrs().map(String).join(' ')
+    if (now === last) return
+    last = now
+    clearTimeout(timer)
+    timer = setTimeout(announce, ADDRESS_ANNOUNCE_DELAY)
+    timer.unref()
+  })
+}
+
+/** Wait this long after the host's addresses changed before announcing its cards again. */
+const ADDRESS_ANNOUNCE_DELAY = 500
 
 /** Build and start one host: the store, the libp2p peer, discovery, the ACL, delivery and routing, in order. */
 export async function startHost (opts: HostOptions): Promise<RunningHost> {
@@ -122,10 +143,12 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   })
   await lifecycle.start() // the store is open: from here a failure closes it
   try {
-    const { libp2p, bootstrapPeers } = await openLibp2p(paths, config, stores.peerBook)
+    const { libp2p, bootstrapPeers, policy } = await openLibp2p(paths, config, stores.peerBook, log)
     lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
     await lifecycle.start() // libp2p runs (createLibp2p started it): from here a failure stops it
     const host = compose({ ...opts, paths, log, lifecycle }, stores, libp2p)
+    policy.use(grantedReservations(host.acl, host.directory))
+    announceOnAddressChange(libp2p, host.announce)
     for (const addr of bootstrapPeers) host.keeper.add(addr)
     await lifecycle.start()
     log(`host ${libp2p.peerId.toString()} listening on ${libp2p.getMultiaddrs().map(String).join(' ')}`)

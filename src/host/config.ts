@@ -4,7 +4,7 @@ import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
 import { DEFAULT_MIN_FREE_BYTES } from '../store/store-guard.js'
 import { ConfigError } from '../util/errors.js'
-import { DAY, HOUR, SECOND } from '../util/time.js'
+import { DAY, HOUR, MINUTE, SECOND } from '../util/time.js'
 
 export { DEFAULT_PORT } from '../control/home.js'
 
@@ -38,6 +38,37 @@ export interface HostConfig {
   profiles: Record<string, unknown>
   /** local nodes (by name) whose host never reports `read` receipts to senders (docs/DELIVERY.md) */
   hideReadReceipts: string[]
+  /** serving as a circuit relay for other hosts (docs/DISCOVERY.md "Behind a NAT") */
+  relay: RelayConfig
+  /** relays to keep connected and reserve a slot on when this host is not publicly reachable (multiaddrs with /p2p/<id>) */
+  relays: string[]
+}
+
+/** Who may reserve a slot on a relay: any amesh host, or only hosts one of whose nodes holds the operator's host grant of /relay/reserve. */
+export const RELAY_ACCEPT = ['any', 'granted'] as const
+export type RelayAccept = typeof RELAY_ACCEPT[number]
+
+export interface RelayConfig {
+  /** serve as a relay (opt-in) */
+  serve: boolean
+  /** reservations held at once */
+  maxReservations: number
+  /** a relayed connection is closed after this long, ms (the hosts then reconnect) */
+  durationLimit: number
+  /** ...or after this many bytes both ways */
+  dataLimit: number
+  accept: RelayAccept
+}
+
+/** A relayed connection lasts at most this long by default (libp2p's default: 2 minutes). */
+export const RELAY_DURATION_LIMIT = 30 * MINUTE
+/** ...and carries at most this many bytes (libp2p's default: 128 KiB). */
+export const RELAY_DATA_LIMIT = 256 * 1024 * 1024
+/** Reservations a relay holds at once by default (libp2p's default: 15). */
+export const RELAY_MAX_RESERVATIONS = 64
+
+export function defaultRelayConfig (): RelayConfig {
+  return { serve: false, maxReservations: RELAY_MAX_RESERVATIONS, durationLimit: RELAY_DURATION_LIMIT, dataLimit: RELAY_DATA_LIMIT, accept: 'any' }
 }
 
 export function defaultConfig (): HostConfig {
@@ -57,7 +88,9 @@ export function defaultConfig (): HostConfig {
     maxDepth: 1,
     deniedNoticeWindow: 60 * SECOND,
     profiles: {},
-    hideReadReceipts: []
+    hideReadReceipts: [],
+    relay: defaultRelayConfig(),
+    relays: []
   }
 }
 
@@ -84,7 +117,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'relay', 'relays'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -98,6 +131,45 @@ function profilesOf (raw: Raw, fallback: Record<string, unknown>): Record<string
   if (p === undefined) return fallback
   if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new ConfigError('config: profiles must map node names to profiles')
   return p as Record<string, unknown>
+}
+
+const RELAY_KEYS = new Set(['serve', 'max_reservations', 'limits', 'accept'])
+
+function relayLimits (raw: unknown, base: RelayConfig): Pick<RelayConfig, 'durationLimit' | 'dataLimit'> {
+  if (raw === undefined) return { durationLimit: base.durationLimit, dataLimit: base.dataLimit }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('config: relay.limits must be a map {duration, data}')
+  const r = raw as Raw
+  for (const key of Object.keys(r)) if (key !== 'duration' && key !== 'data') throw new ConfigError(`config: unknown key "relay.limits.${key}"`)
+  const durationLimit = r.duration === undefined ? base.durationLimit : parseDuration(r.duration, 'relay.limits.duration')
+  const dataLimit = num(r, 'data', base.dataLimit)
+  if (durationLimit < SECOND || dataLimit < 64 * 1024) throw new ConfigError('config: relay.limits must be at least 1s and 65536 bytes')
+  return { durationLimit, dataLimit }
+}
+
+/** `relay:` of config.yaml: {serve, max_reservations, limits: {duration, data}, accept: any|granted}. */
+export function parseRelay (raw: unknown, base: RelayConfig = defaultRelayConfig()): RelayConfig {
+  if (raw === undefined) return base
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('config: relay must be a map')
+  const r = raw as Raw
+  for (const key of Object.keys(r)) if (!RELAY_KEYS.has(key)) throw new ConfigError(`config: unknown key "relay.${key}"`)
+  if (r.serve !== undefined && typeof r.serve !== 'boolean') throw new ConfigError('config: relay.serve must be true or false')
+  if (r.accept !== undefined && !(RELAY_ACCEPT as readonly unknown[]).includes(r.accept)) throw new ConfigError(`config: relay.accept must be one of ${RELAY_ACCEPT.join(', ')}`)
+  return {
+    serve: (r.serve as boolean | undefined) ?? base.serve,
+    maxReservations: num(r, 'max_reservations', base.maxReservations),
+    ...relayLimits(r.limits, base),
+    accept: (r.accept as RelayAccept | undefined) ?? base.accept
+  }
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR }
+
+/** A duration: a number of ms, or a string such as 15s, 30m, 2h. */
+function parseDuration (v: unknown, key: string): number {
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v
+  const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(v.trim()) : null
+  if (m === null) throw new ConfigError(`config: ${key} must be a duration such as 15s, 30m or 2h (got ${String(v)})`)
+  return Number(m[1]) * DURATION_UNITS[m[2]]
 }
 
 /** Parse a config file's content over the defaults; unknown keys are errors. */
@@ -125,7 +197,9 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     maxDepth: policyDepth(r, base.maxDepth),
     deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow),
     profiles: profilesOf(r, base.profiles),
-    hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts)
+    hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts),
+    relay: parseRelay(r.relay, base.relay),
+    relays: strList(r, 'relays', base.relays)
   }
 }
 

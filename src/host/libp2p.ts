@@ -1,7 +1,10 @@
 import { gossipsub } from '@chainsafe/libp2p-gossipsub'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
+import { autoNAT } from '@libp2p/autonat'
 import { bootstrap } from '@libp2p/bootstrap'
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
+import { dcutr } from '@libp2p/dcutr'
 import { identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, type Selectors, type Validators } from '@libp2p/kad-dht'
 import { mdns } from '@libp2p/mdns'
@@ -14,6 +17,9 @@ import { lanOnly } from '../discovery/mdns-filter.js'
 import { ameshSelectors, ameshValidators } from '../discovery/records.js'
 import { SelectingDatastore } from '../discovery/record-store.js'
 import { DHT_PROTOCOL } from '../discovery/dht-records.js'
+import type { Logger } from '../util/log.js'
+import { defaultRelayConfig, type RelayConfig } from './config.js'
+import { ReservationPolicy, relayClient, relayServerInit } from './relay.js'
 
 export { DHT_PROTOCOL }
 /** mDNS service name: amesh hosts find each other, not every libp2p program on the LAN. */
@@ -30,6 +36,12 @@ export interface Libp2pOptions {
   validators?: Validators
   /** DHT record selectors; default: amesh's (newest card, largest claim set) */
   selectors?: Selectors
+  /** circuit relay: serve (opt-in), its limits and accept policy; default: not serving */
+  relay?: RelayConfig
+  /** who may reserve on this relay (default: the config's accept, `granted` refusing all until a check is set) */
+  reservationPolicy?: ReservationPolicy
+  /** the host's log, for reservations made and refused */
+  log?: Logger
 }
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
@@ -41,22 +53,33 @@ function discoveries (opts: Libp2pOptions): Discovery[] {
   return list
 }
 
+/** A reservation request must be answered within this, ms (libp2p's default, 2 s, fails on a loaded machine). */
+export const RESERVATION_TIMEOUT = 10_000
+
 /** How often libp2p's connection monitor pings each connection, ms (libp2p's default: 10 s). */
 export const CONNECTION_PING_INTERVAL = 60_000
 
 /**
  * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
  * Kademlia DHT (server mode, private addresses kept, amesh record validators
- * and selectors), gossipsub, mDNS and bootstrap. Loopback addresses are not
+ * and selectors), gossipsub, mDNS and bootstrap; circuit relay v2 (dial and
+ * accept relayed connections, reserve on relays when not publicly reachable,
+ * serve as a relay when configured), AutoNAT and DCUtR. Loopback addresses are not
  * announced when the host has others. Limits are raised for a local mesh where
  * many hosts connect at once.
  */
 export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
+  const relay = opts.relay ?? defaultRelayConfig()
+  const policy = opts.reservationPolicy ?? new ReservationPolicy(relay.accept, opts.log)
+  const log = opts.log ?? (() => {})
   return await createLibp2p({
     privateKey: opts.privateKey,
     datastore: new SelectingDatastore(opts.selectors ?? ameshSelectors),
     addresses: { listen: opts.listen, announceFilter },
-    transports: [tcp()],
+    // the relay transport dials and accepts relayed connections; reservations
+    // are asked for by the relay client service (relay.ts), one at a time
+    transports: [tcp(), circuitRelayTransport({ reservationConcurrency: 1, reservationCompletionTimeout: RESERVATION_TIMEOUT })],
+    connectionGater: { denyInboundRelayReservation: (peer) => policy.deny(peer) },
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     peerDiscovery: discoveries(opts),
@@ -85,7 +108,11 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
         selectors: opts.selectors ?? ameshSelectors,
         allowQueryWithZeroPeers: true
       }),
-      pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false })
+      pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, runOnLimitedConnection: true }),
+      autonat: autoNAT(),
+      dcutr: dcutr(),
+      relayClient: relayClient({ serving: relay.serve, log }),
+      ...(relay.serve ? { relay: circuitRelayServer(relayServerInit(relay)) } : {})
     }
   })
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { NodeRow, StatusResult } from '../control/wire.js'
 import type { Components } from './components.js'
 import { heapPolicy } from './heap.js'
+import { relayStatus } from './relay-wiring.js'
 import { errorMessage } from '../util/errors.js'
 
 function dirSize (dir: string): number {
@@ -44,7 +45,8 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
     rss_bytes: process.memoryUsage().rss,
     memory: memory(),
-    heap_policy: heapPolicy() ?? 'node defaults'
+    heap_policy: heapPolicy() ?? 'node defaults',
+    relay: relayStatus(host.libp2p, host.config)
   }
 }
 

@@ -6,7 +6,7 @@ import type { Command } from '../command.js'
 import { callDaemon, queryDaemon } from '../../control/connect.js'
 import { printJson, printLine } from '../output.js'
 
-import type { NodeRow } from '../../control/wire.js'
+import type { NodeRow, StatusResult } from '../../control/wire.js'
 
 export const down: Command = {
   name: 'down',
@@ -42,11 +42,23 @@ async function waitExit (pid: number, timeout = 20_000): Promise<void> {
   throw new DaemonNotRunningError(`the daemon (pid ${pid}) did not exit within ${timeout} ms`)
 }
 
+/** The relay lines of `amesh status`: reachability, relays in use, refusals, each peer direct or relayed, what a relay serves. */
+function printRelay (r: StatusResult['relay']): void {
+  if (r === undefined) return
+  printLine(`reachability ${r.reachability}${r.nat !== undefined ? `  (seen as ${r.nat.observed} by ${r.nat.by})` : ''}`)
+  for (const x of r.relays) printLine(`relay ${x.peer}  reserved  ${x.addrs.join(' ')}`)
+  for (const x of r.refused) printLine(`relay ${x.relay}  refused  ${x.reason}`)
+  for (const c of r.connections) printLine(`peer ${c.peer}  ${c.via}${c.relay !== undefined ? ` via ${c.relay}` : ''}`)
+  if (r.connections.some((c) => c.via === 'relayed')) printLine(`hole punching: ${r.hole_punching}`)
+  const s = r.serving
+  if (s !== undefined) printLine(`serving as relay  accept ${s.accept}  reservations ${s.reservations.length}/${s.max_reservations}  limits ${s.limits.duration_ms} ms, ${s.limits.data_bytes} bytes per connection`)
+}
+
 export const status: Command = {
   name: 'status',
   summary: 'host pid, id, addresses, peers, nodes, queue sizes',
   usage: 'amesh status [--json]',
-  help: 'Shows the daemon pid, peer id, addresses, connected peers, local nodes with their inbox\ndepths, outbox depths per destination, dead letters and store size.',
+  help: 'Shows the daemon pid, peer id, addresses, connected peers, local nodes with their inbox\ndepths, outbox depths per destination, dead letters and store size; reachability (public,\nprivate, unknown), the relays this host holds a reservation on or was refused by (with the\nreason), each connected peer direct or relayed, and what it serves as a relay (--json: relay).',
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, status.usage)
@@ -57,6 +69,7 @@ export const status: Command = {
     printLine(`peers ${(s.peers as string[]).length}  outbox queued ${s.outbox.queued}  dead ${s.outbox.dead}  store ${String(s.store_bytes)} bytes`)
     const store = s.store
     printLine(`store ${store.state}${store.free_bytes !== undefined ? `  free ${store.free_bytes} bytes` : ''}${store.error !== undefined ? `  ${store.error.code}: ${store.error.message}` : ''}`)
+    printRelay(s.relay)
     for (const n of s.nodes) {
       const i = n.inbox
       printLine('error' in i ? `node ${n.name}  ${n.id}  inbox unreadable now: ${i.error}` : `node ${n.name}  ${n.id}  inbox last ${i.last} cursor ${i.cursor} unacked ${i.unacked}`)

@@ -9,7 +9,8 @@ export const peers: Command = {
   summary: 'connected and remembered peer hosts',
   usage: 'amesh peers [--json]',
   help: `Lists the hosts this daemon is connected to now (address, inbound/outbound, direct or
-relayed) and the peer addresses it dials at every start: remembered by \`amesh join\`
+relayed through a circuit relay, and --json: the connection's encryption, /noise end to end
+also through a relay) and the peer addresses it dials at every start: remembered by \`amesh join\`
 (\`amesh join --forget ADDR\` removes one) and configured (\`peers:\` in config.yaml, --peer).
 --json prints one object: {"connected": [...], "remembered": [...], "configured": [...]}.
 Never starts a daemon.`,
@@ -18,7 +19,7 @@ Never starts a daemon.`,
     needPositionals(args, 0, peers.usage)
     const r = await queryDaemon(home, 'peers')
     if (bool(args, 'json')) { printJson(r); return 0 }
-    for (const c of r.connected) printLine(`connected  ${c.peer}  ${c.direction}  ${c.relayed ? 'relayed' : 'direct'}  ${c.addrs.join(' ')}`)
+    for (const c of r.connected) printLine(`connected  ${c.peer}  ${c.direction}  ${c.relayed ? 'relayed' : 'direct'}  ${c.encryption ?? ''}  ${c.addrs.join(' ')}`)
     for (const a of r.remembered) printLine(`remembered ${a}`)
     for (const a of r.configured) printLine(`configured ${a}`)
     if (r.connected.length + r.remembered.length + r.configured.length === 0) printLine('no peers')

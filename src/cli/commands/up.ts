@@ -27,6 +27,9 @@ function configFor (args: Parsed, home: string): HostConfig {
   for (const p of list(args, 'peer')) checkPeerAddr(p, { flag: '--peer' })
   cfg.peers = [...cfg.peers, ...list(args, 'peer')]
   cfg.mdns = mdnsFromEnv(cfg.mdns)
+  if (bool(args, 'relay')) cfg.relay = { ...cfg.relay, serve: true }
+  for (const r of list(args, 'via-relay')) checkPeerAddr(r, { flag: '--via-relay' })
+  cfg.relays = [...cfg.relays, ...list(args, 'via-relay')]
   const durability = str(args, 'durability')
   if (durability !== undefined) cfg.durability = parseDurability(durability)
   return cfg
@@ -90,7 +93,7 @@ async function foreground (config: HostConfig, home: string, before: HomeSnapsho
 export const up: Command = {
   name: 'up',
   summary: 'start this host\'s amesh daemon',
-  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--detach]',
+  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--relay] [--via-relay MULTIADDR]... [--detach]',
   help: `Starts the host daemon for the home: a libp2p peer (TCP, Noise, Yamux, Kademlia DHT,
 mDNS, gossipsub), the LevelDB store and the control socket. Runs in the foreground
 until SIGINT/SIGTERM or \`amesh down\`; with --detach it runs in the background and logs
@@ -106,8 +109,13 @@ the same settings. A first start that fails removes what it created.
   --peer MULTIADDR     bootstrap peer (repeatable), e.g. /ip4/10.0.0.2/tcp/4747/p2p/12D3Koo...
   --no-mdns            no LAN discovery (also: mdns: false in config.yaml, AMESH_MDNS=off)
   --durability MODE    always | batch (default) | none — see docs/CONFIGURATION.md
+  --relay              serve as a circuit relay for hosts behind a NAT (relay.serve: true; its
+                       limits and who may reserve: relay: in config.yaml, docs/DISCOVERY.md)
+  --via-relay MULTIADDR  a relay to keep connected and reserve a slot on while this host is not
+                       publicly reachable (repeatable; also relays: in config.yaml). A bootstrap
+                       peer that serves as a relay is used the same way without this flag.
   --detach             run in the background; print the peer id and addresses, then exit`,
-  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean' },
+  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean', relay: 'boolean', 'via-relay': 'list' },
   run: async (args, home) => {
     // read once, before anything is created: bad flags or config fail here
     const settings = settingsFor(args, home)

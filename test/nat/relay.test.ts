@@ -1,0 +1,157 @@
+// Two hosts, each in its own private LAN behind a masquerading router (no
+// inbound forwarding), and relays on the "public" segment — all real network
+// namespaces and real bin/amesh daemons. The NAT'd hosts know only the relay's
+// address; they reserve slots on it, publish their relayed addresses in their
+// cards, resolve each other's nodes by name and deliver through the relay.
+import { strict as assert } from 'node:assert'
+import { canUseNat, createNat, type Nat } from '../utils/netns-nat.js'
+import { BIN } from '../discovery/netns-cli.js'
+import { am, inbox, newHome, numbered, readLog, received, removeHomes, startHost, status, stopAll, until, type NatHost } from './harness.js'
+
+const SMALL_LIMITS = { duration: '15s', data: 1024 * 1024 }
+
+function lines (prefix: string, n: number, pad = ''): string[] {
+  return Array.from({ length: n }, (_, i) => numbered(prefix, i, pad))
+}
+
+describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function () {
+  this.timeout(240_000)
+  let nat: Nat | undefined
+  const homes: string[] = []
+  const hosts: Record<'relay' | 'relay2' | 'h1' | 'h2', NatHost> = {} as never
+
+  /** `send --as FROM TO -` fed one line per message, paced over `spreadMs`; resolves when the CLI exits. */
+  async function pacedSend (h: NatHost, from: string, to: string, texts: string[], spreadMs: number): Promise<void> {
+    const child = (nat as Nat).exec(h.role, process.execPath, [BIN, 'send', '--as', from, to, '-', '--home', h.home], { stdio: ['pipe', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr?.on('data', (d: Buffer) => { stderr += d.toString() })
+    const done = new Promise<number | null>((resolve) => child.on('close', resolve))
+    const perTick = Math.max(1, Math.ceil(texts.length / Math.max(1, spreadMs / 250)))
+    for (let i = 0; i < texts.length; i += perTick) {
+      child.stdin?.write(texts.slice(i, i + perTick).join('\n') + '\n')
+      if (spreadMs > 0) await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    child.stdin?.end()
+    const code = await done
+    assert.equal(code, 0, `send - exited ${String(code)}: ${stderr}`)
+  }
+
+  before(async function () {
+    const can = canUseNat()
+    if (!can.ok) { process.stderr.write(`skipping NAT relay tests: ${can.reason ?? ''}\n`); this.skip() }
+    this.timeout(180_000)
+    nat = await createNat('r', 2)
+    const relayHome = newHome('relay', { relay: { serve: true, limits: SMALL_LIMITS } })
+    homes.push(relayHome)
+    hosts.relay = await startHost(nat, 'relay', relayHome)
+    const relay2Home = newHome('relay2', { relay: { serve: true, accept: 'granted' }, peers: [hosts.relay.addr] })
+    homes.push(relay2Home)
+    hosts.relay2 = await startHost(nat, 'relay2', relay2Home)
+    for (const [role, node] of [['h1', 'alice'], ['h2', 'bob']] as const) {
+      const home = newHome(role, { peers: [hosts.relay.addr] })
+      homes.push(home)
+      hosts[role] = await startHost(nat, role, home)
+      await am(nat, role, home, ['node', 'add', node])
+    }
+    for (const role of ['h1', 'h2'] as const) {
+      await until(`${role} to reserve on the relay and know it is behind a NAT`, async () => {
+        const s = await status(nat as Nat, hosts[role])
+        return s.reachability === 'private' && s.relays.some((r) => r.peer === hosts.relay.peerId) ? s : undefined
+      }, 60_000)
+    }
+    // each node may message the other (the ACL is not the subject here); granting resolves the other by name
+    await until('bob to grant alice', async () => await am(nat as Nat, 'h2', hosts.h2.home, ['grant', '--as', 'bob', '--to', 'alice', '--signals', 'MESSAGE']), 60_000, 1000)
+    await until('alice to grant bob', async () => await am(nat as Nat, 'h1', hosts.h1.home, ['grant', '--as', 'alice', '--to', 'bob', '--signals', 'MESSAGE']), 60_000, 1000)
+  })
+
+  after(async function () {
+    this.timeout(60_000)
+    if (nat !== undefined) {
+      await stopAll(nat, Object.values(hosts))
+      await nat.down()
+    }
+    removeHomes(homes)
+  })
+
+  it('nat - hosts behind two NATs, knowing only the relay, exchange 1,000 messages both ways through it: each once, in order', async () => {
+    const n = nat as Nat
+    const a2b = lines('a2b-', 1000)
+    const b2a = lines('b2a-', 1000)
+    await Promise.all([pacedSend(hosts.h1, 'alice', 'bob', a2b, 0), pacedSend(hosts.h2, 'bob', 'alice', b2a, 0)])
+    assert.deepEqual(await received(n, hosts.h2, 'bob', 'a2b-', 1000, 120_000), a2b)
+    assert.deepEqual(await received(n, hosts.h1, 'alice', 'b2a-', 1000, 120_000), b2a)
+    // the hosts' connection to each other is relayed, and Noise-encrypted end to end between the two hosts
+    const peers = JSON.parse((await am(n, 'h1', hosts.h1.home, ['peers', '--json'])).stdout) as { connected: Array<{ peer: string, relayed: boolean, encryption?: string }> }
+    const toH2 = peers.connected.find((c) => c.peer === hosts.h2.peerId)
+    assert.equal(toH2?.relayed, true, JSON.stringify(peers.connected))
+    assert.equal(toH2?.encryption, '/noise')
+    const s = await status(n, hosts.h1)
+    assert.deepEqual(s.connections.find((c) => c.peer === hosts.h2.peerId), { peer: hosts.h2.peerId, via: 'relayed', relay: hosts.relay.peerId })
+    const served = await status(n, hosts.relay)
+    assert.deepEqual(served.serving?.reservations.map((r) => r.peer).sort(), [hosts.h1.peerId, hosts.h2.peerId].sort())
+  })
+
+  it('nat - relay stopped, no other path: the send is queued, not lost, and delivered once when the relay is back', async () => {
+    const n = nat as Nat
+    await am(n, 'relay', hosts.relay.home, ['down'])
+    await until('h1 to lose its relayed connection to h2', async () => (await status(n, hosts.h1)).connections.every((c) => c.peer !== hosts.h2.peerId), 30_000)
+    const texts = lines('offline-', 5)
+    for (const t of texts) {
+      const r = JSON.parse((await am(n, 'h1', hosts.h1.home, ['send', '--as', 'alice', 'bob', t, '--json'])).stdout) as { state: string }
+      assert.equal(r.state, 'queued')
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    assert.equal((await status(n, hosts.h1)).queued, 5)
+    assert.equal((await inbox(n, hosts.h2, 'bob')).filter((p) => p.payload.text?.startsWith('offline-') === true).length, 0)
+    hosts.relay = await startHost(n, 'relay', hosts.relay.home)
+    assert.deepEqual(await received(n, hosts.h2, 'bob', 'offline-', 5, 150_000), texts)
+    await until('h1 outbox to drain', async () => (await status(n, hosts.h1)).queued === 0, 30_000)
+  })
+
+  it('nat - a relay that accepts only granted hosts refuses an unaccepted host, with the reason in its status and log', async () => {
+    const n = nat as Nat
+    await am(n, 'h1', hosts.h1.home, ['join', hosts.relay2.addr])
+    const s = await until('h1 to be refused by relay2', async () => {
+      const st = await status(n, hosts.h1)
+      return st.refused.some((r) => r.relay === hosts.relay2.peerId && r.reason.startsWith('PERMISSION_DENIED')) ? st : undefined
+    }, 90_000, 1000)
+    const refusal = s.refused.find((r) => r.relay === hosts.relay2.peerId)
+    assert.match(refusal?.reason ?? '', /PERMISSION_DENIED: the relay accepts only hosts its operator granted/)
+    assert.ok(!s.relays.some((r) => r.peer === hosts.relay2.peerId))
+    assert.match(readLog(hosts.h1), new RegExp(`relay: refused reservation on ${hosts.relay2.peerId}: PERMISSION_DENIED`))
+    assert.match(readLog(hosts.relay2), new RegExp(`relay: refused a reservation from ${hosts.h1.peerId}`))
+    assert.deepEqual((await status(n, hosts.relay2)).serving?.reservations, [])
+  })
+
+  it('nat - a relayed link outlives the relay limits (15 s, 1 MiB): 10 MiB over 60 s arrive once, in order, across re-established connections', async () => {
+    const n = nat as Nat
+    const texts = lines('big-', 1000, '.' + 'x'.repeat(10 * 1024))
+    await pacedSend(hosts.h1, 'alice', 'bob', texts, 60_000)
+    const got = await received(n, hosts.h2, 'bob', 'big-', 1000, 150_000)
+    assert.equal(got.length, 1000)
+    assert.ok(got.every((t, i) => t === texts[i]), 'in order, each once')
+  })
+
+  it('nat - kill -9 of the relay mid-stream, a second relay known: delivery resumes through it, nothing lost or duplicated', async () => {
+    const n = nat as Nat
+    // relay2's operator accepts both hosts (a host grant of /relay/reserve to one of each host's nodes)
+    for (const node of ['alice', 'bob']) {
+      await until(`relay2 to grant ${node}`, async () => await am(n, 'relay2', hosts.relay2.home, ['grant', '--host', '--to', node, '--cmd', '/relay/reserve']), 60_000, 1000)
+    }
+    await am(n, 'h2', hosts.h2.home, ['join', hosts.relay2.addr])
+    for (const role of ['h1', 'h2'] as const) {
+      await until(`${role} to reserve on relay2 as well`, async () => {
+        const s = await status(n, hosts[role])
+        return s.relays.some((r) => r.peer === hosts.relay2.peerId) && s.relays.some((r) => r.peer === hosts.relay.peerId)
+      }, 180_000, 1000) // a refused host asks again within 2 min
+    }
+    const texts = lines('failover-', 600)
+    const sending = pacedSend(hosts.h1, 'alice', 'bob', texts, 20_000)
+    await received(n, hosts.h2, 'bob', 'failover-', 100, 60_000)
+    process.kill((await status(n, hosts.relay)).pid, 'SIGKILL')
+    await sending
+    assert.deepEqual(await received(n, hosts.h2, 'bob', 'failover-', 600, 150_000), texts)
+    const s = await status(n, hosts.h1)
+    assert.equal(s.connections.find((c) => c.peer === hosts.h2.peerId)?.relay, hosts.relay2.peerId)
+  })
+})

@@ -119,6 +119,7 @@ export class A2aAnswers {
       const key = statusKey(status)
       if (record.answered === key) return this.keep(record, fresh || open?.state !== record.state, undefined)
       record.answered = key
+      delete record.replied
       return this.keep(record, true, interruptAnswer(record.taskId, status))
     }
     const answer = progressAnswer(status)

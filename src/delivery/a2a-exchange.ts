@@ -43,6 +43,16 @@ interface Followed { ask: AskContext, taskId: string, artifacts: Map<string, Art
 
 const isInterrupted = (state: string): boolean => state === 'INPUT_REQUIRED' || state === 'AUTH_REQUIRED'
 
+/**
+ * Following a task ends at a new interruption, once it is answered (ESCALATE,
+ * BLOCKED_ON): the task waits for the sender. The interruption already
+ * answered, seen again right after the sender's reply (the task has not
+ * moved on yet), does not end it.
+ */
+function waitsForSender (u: A2aUpdate, answered: boolean): boolean {
+  return answered && u.status !== undefined && isInterrupted(stateName(u.status.state))
+}
+
 export class A2aExchange {
   private readonly followers = new Map<string, Followed>()
   private stopped = false
@@ -91,7 +101,7 @@ export class A2aExchange {
       contextId: open?.contextId ?? packet.conversation_id ?? packet.id
     }
     const request: SendMessageRequest = { tenant: '', message: toA2aMessage(packet, ask.contextId, open?.taskId ?? ''), configuration: undefined, metadata: undefined }
-    const continued = open === undefined ? undefined : { ...open, packetId: packet.id }
+    const continued = open === undefined ? undefined : { ...open, packetId: packet.id, replied: true }
     if (streams(agent.record.a2a)) {
       const events = client.sendMessageStream(request, { signal })
       const first = await events.next()
@@ -117,8 +127,7 @@ export class A2aExchange {
     const step = this.c.answers.step(ask, open, u, [], open !== undefined)
     await this.c.outbox.remove([entry], async (ops) => { await this.c.answers.write(ask, step, u.taskId, ops) })
     await this.c.accepted?.([entry]).catch((err) => this.c.log(`a2a receipt of ${entry.packetId}: ${errorMessage(err)}`))
-    if (step.closed || u.message !== undefined) return undefined
-    if (u.status !== undefined && isInterrupted(stateName(u.status.state))) return undefined
+    if (step.closed || u.message !== undefined || waitsForSender(u, step.answer !== undefined)) return undefined
     return this.followed(ask, u.taskId)
   }
 
@@ -148,7 +157,7 @@ export class A2aExchange {
     const ask = { ...f.ask, packetId: open.packetId }
     const step = this.c.answers.step(ask, open, u, [...f.artifacts.values()])
     await this.c.answers.write(ask, step, f.taskId)
-    return step.closed || (u.status !== undefined && isInterrupted(stateName(u.status.state)))
+    return step.closed || waitsForSender(u, step.answer !== undefined)
   }
 
   /** Follow a task: the rest of its stream, then GetTask polls until it is final or waits for input. */
@@ -206,7 +215,7 @@ export class A2aExchange {
   /** After a restart: follow every open task that is not waiting for the sender. */
   async resume (): Promise<void> {
     for (const open of this.c.tasks.all()) {
-      if (isInterrupted(open.state)) continue
+      if (isInterrupted(open.state) && open.replied !== true) continue
       const node = this.c.nodes.get(open.agent)
       if (node?.record.a2a === undefined) continue
       try {

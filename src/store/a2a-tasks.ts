@@ -23,6 +23,8 @@ export interface OpenA2aTask {
   state: string
   /** the last interrupted state answered (input-required, auth-required) with its status message id, so it is answered once */
   answered?: string
+  /** the sender replied after the last interruption: the task is followed again (also after a restart) */
+  replied?: boolean
   /** status message ids already delivered as packets (newest last, bounded) */
   seen: string[]
   opened: number

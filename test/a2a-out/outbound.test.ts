@@ -2,26 +2,9 @@
 // registered with `amesh node add-a2a`; `amesh send` to it is delivered
 // once, and its answers land in the sender's inbox, in order, once.
 import { strict as assert } from 'node:assert'
-import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { jsonLines, startHost, type TestHost } from '../utils/hosts.js'
+import { answersUntil, send } from './helpers.js'
 import { startEchoAgent, type EchoAgent } from './echo-agent.js'
-
-export interface Row { seq: number, id: string, from: string, signal: string, in_reply_to?: string, conversation_id?: string, session_id?: string, payload: { text?: string, context?: string, result?: string, options?: string[] } }
-
-export async function inbox (h: TestHost, node: string): Promise<Row[]> {
-  return jsonLines<Row>(await h.ok(['inbox', node, '--json', '--after', '0', '--limit', '10000']))
-}
-
-export async function send (h: TestHost, as: string, to: string, text: string, extra: string[] = []): Promise<string> {
-  return (JSON.parse(await h.ok(['send', '--as', as, to, text, '--json', ...extra])) as { id: string, state: string }).id
-}
-
-/** Rows of `node`'s inbox from `from`, once the last of them satisfies `done`. */
-export async function answersUntil (h: TestHost, node: string, from: string, done: (rows: Row[]) => boolean, what: string): Promise<Row[]> {
-  return await waitFor(async () => {
-    const rows = (await inbox(h, node)).filter((r) => r.from === from)
-    return done(rows) ? rows : undefined
-  }, 30_000, what)
-}
 
 const textOfMessage = (m: EchoAgent['received'][number]): string => m.parts.map((p) => p.content?.$case === 'text' ? p.content.value : '').join('')
 

@@ -171,7 +171,9 @@ it last received a message, how many are unread; an a2a node also its card URL.
 node rm NAME removes a node: its key, its inbox and its cursor. It refuses a managed node
 that is running (\`amesh agent stop NAME\` first), a node that is the parent of other local
 nodes, and — unless --force — a node with unread messages. Its card may stay known to other
-hosts until it expires; grants naming it stop working since its key is gone.`,
+hosts until it expires; grants naming it stop working since its key is gone. For an a2a
+node, its open tasks are forgotten and what is still queued for it becomes dead letters
+(A2A_AGENT_GONE) with ERROR notices to the senders.`,
   flags: { parent: 'string', force: 'boolean' },
   run: async (args, home) => {
     const sub = args.positionals[0]

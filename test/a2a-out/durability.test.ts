@@ -89,6 +89,19 @@ describe('a2a outbound - TTL, restart, bad URLs', function () {
     assert.equal(all.filter((r) => r.in_reply_to === id).length, 2)
   })
 
+  it('node rm of an agent with a message queued: the message dies as A2A_AGENT_GONE with the ERROR notice', async () => {
+    const agent = await startEchoAgent()
+    await h.ok(['node', 'add-a2a', 'doomed', agent.url, '--parent', 'lead'])
+    await agent.stop()
+    const id = await send(h, 'lead', 'doomed', 'never')
+    await h.ok(['node', 'rm', 'doomed'])
+    const dead = await waitFor(async () => jsonLines<{ packetId: string, code: string }>(await h.ok(['outbox', '--dead', '--json'])).find((d) => d.packetId === id), 30_000, 'the dead letter')
+    assert.equal(dead.code, 'A2A_AGENT_GONE')
+    const notices = (await answersUntil(h, 'lead', 'lead', (r) => r.some((x) => x.in_reply_to === id), 'the ERROR notice')).filter((x) => x.in_reply_to === id)
+    assert.deepEqual(notices.map((n) => n.signal), ['ERROR'])
+    assert.ok(!jsonLines<{ name: string }>(await h.ok(['node', 'ls', '--json'])).some((r) => r.name === 'doomed'))
+  })
+
   it('bad agent URLs get a named error and store nothing', async () => {
     const notJson = await notAnAgent('<html>hello</html>', 'text/html')
     const notCard = await notAnAgent(JSON.stringify({ hello: 'world' }), 'application/json')

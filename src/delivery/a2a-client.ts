@@ -9,7 +9,7 @@ import {
 } from '@a2a-js/sdk/client'
 import type { AgentCard } from '@a2a-js/sdk'
 import type { A2aEndpoint } from '../store/nodes.js'
-import { defineError, errorMessage } from '../util/errors.js'
+import { AmeshError, defineError, errorMessage } from '../util/errors.js'
 import { SECOND } from '../util/time.js'
 
 /** The agent URL is not an http(s) URL. */
@@ -197,6 +197,20 @@ export class A2aClients {
 export function streams (endpoint: A2aEndpoint): boolean {
   const caps = endpoint.card.capabilities as { streaming?: unknown } | undefined
   return caps?.streaming === true
+}
+
+/**
+ * The dead-letter code of a refusal: amesh's own code where one is in the
+ * chain (A2A_RESPONSE_TOO_LARGE, A2A_NOT_AN_AGENT, A2A_AGENT_GONE …),
+ * A2A_REJECTED for an A2A error answer, A2A_BAD_ANSWER for an answer that is not A2A.
+ */
+export function refusalCode (err: unknown): string {
+  let a2a = false
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof AmeshError) return e.code
+    if (e instanceof A2AError) a2a = true
+  }
+  return a2a ? 'A2A_REJECTED' : 'A2A_BAD_ANSWER'
 }
 
 /** Whether an error means "try again later" (the agent did not answer) rather than "it said no". */

@@ -11,10 +11,10 @@ import type { A2aTaskStore } from '../store/a2a-tasks.js'
 import type { Committer } from '../store/db.js'
 import type { InboxStore } from '../store/inbox.js'
 import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
-import { errorCode, errorMessage } from '../util/errors.js'
+import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
-import { isTransient } from './a2a-client.js'
+import { isTransient, refusalCode } from './a2a-client.js'
 import type { A2aExchange } from './a2a-exchange.js'
 import type { Notices } from './notices.js'
 import { a2aQueue, isA2aQueue, type QueueResult, type Transport, type TransportTarget } from './transport.js'
@@ -95,7 +95,7 @@ class AgentQueue {
         this.c.log(`a2a ${this.c.label(entry.to)} unreachable (retry in ${this.wait} ms): ${errorMessage(err)}`)
         return false
       }
-      await this.t.deadLetter([{ entry, code: errorCode(err) === 'INTERNAL' ? 'A2A_REJECTED' : errorCode(err), reason: `${this.c.label(entry.to)} refused it: ${errorMessage(err)}` }])
+      await this.t.deadLetter([{ entry, code: refusalCode(err), reason: `${this.c.label(entry.to)} refused it: ${errorMessage(err)}` }])
       return true
     }
   }

@@ -9,6 +9,8 @@ import type { GrantRequest } from '../authz/acl-service.js'
 export type NodeTarget =
   | { kind: 'local', id: string }
   | { kind: 'remote', id: string, host: string }
+  /** an external A2A agent registered here (`amesh node add-a2a`) */
+  | { kind: 'a2a', id: string }
 
 /** The host's resolution of a node name or id (local nodes, known cards, connected hosts, the DHT). */
 export type ResolveNode = (target: string) => Promise<NodeTarget>

@@ -57,7 +57,7 @@ export async function issueHostGrant (components: HostGrantComponents, issuer: N
   const { store } = components.acl
   const record = await store.issue(chain)
   let handed = true
-  if (audience.kind === 'local') await store.hold(chain)
+  if (audience.kind !== 'remote') await store.hold(chain)
   else handed = await new GrantExchange(components.libp2p, { learn: async () => {}, bundleFor: () => ({ chains: [], revocations: [] }) }, components.log).pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   return { ...record, handed, cmd: req.cmd }
 }

@@ -153,7 +153,7 @@ export class AgentManager {
   private async hostOf (target: string): Promise<string> {
     if (isPeerId(target)) return target
     const t = await this.components.resolve(target)
-    return t.kind === 'local' ? this.self : t.host
+    return t.kind === 'remote' ? t.host : this.self
   }
 
   private async startRemote (peer: string, spec: AgentSpec, raw: Record<string, unknown>, base: string, parent: LocalNode | undefined): Promise<Placed> {

@@ -51,7 +51,8 @@ export function checkSend (nodes: NodeLookup, acl: AclStore, packet: Packet, fro
     return hit.decision
   }
   const gen = acl.generation
-  const deps: NodeDeps = new Map([[from.record.id, from], [target.id, target.kind === 'local' ? target.node : undefined]])
+  // a local node and an a2a node are both records of this host: the same facts decide (the a2a node grants, blocks, has a profile)
+  const deps: NodeDeps = new Map([[from.record.id, from], [target.id, target.kind === 'remote' ? undefined : target.node]])
   const { decision, expires } = decideSend(nodes, acl, packet, from, target, now, deps)
   if (decision.allow && cache !== undefined) {
     cache.set(key, { gen, now, expires, deps, proof: [], value: { decision, proof: packet.proof, card } })
@@ -67,7 +68,7 @@ function decideSend (nodes: NodeLookup, acl: AclStore, packet: Packet, from: Loc
     target: targetParty,
     signal: packet.signal,
     zone: packet.scope.zone,
-    blocked: target.kind === 'local' && acl.isBlocked(target.id, from.record.id),
+    blocked: target.kind !== 'remote' && acl.isBlocked(target.id, from.record.id),
     ...context(nodes, acl, now, deps)
   }
   let decision = decide(base)
@@ -86,7 +87,7 @@ function decideSend (nodes: NodeLookup, acl: AclStore, packet: Packet, from: Loc
 }
 
 function targetPartyOf (target: Target): Party {
-  return target.kind === 'local' ? localParty(target.node) : { id: target.id, name: target.name, parent: target.card.parent ?? null }
+  return target.kind === 'remote' ? { id: target.id, name: target.name, parent: target.card.parent ?? null } : localParty(target.node)
 }
 
 /** A send denial with the command that fixes it and the host to run it on. */

@@ -8,7 +8,7 @@ import type { Notices } from '../delivery/notices.js'
 import type { Denial } from '../delivery/receiver.js'
 import type { Packet, Signal, Zone } from '../packet/types.js'
 import type { Committer, RawDb } from '../store/db.js'
-import type { LocalNode, NodeStore } from '../store/nodes.js'
+import type { A2aEndpoint, LocalNode, NodeStore } from '../store/nodes.js'
 import { ConfigError, InvalidArgumentError, NameCollisionError, UnknownNodeError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import type { NodeCreator } from '../routing/nodes.js'
@@ -160,6 +160,7 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
     const decision = checkSend(this.c.nodes, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
+    // a denied-attempt notice goes to a local target's inbox; an a2a node has no reader (and a remote one is told by its host)
     if (target.kind === 'local') this.denied(packet, { code: decision.code, reason: decision.reason })
     throw denialError(decision, packet, from, target)
   }
@@ -231,15 +232,17 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   }
 
   /** Create a node (under a local parent, which signs its lineage certificate); configured profiles apply. */
-  async createChild (name: string, parentName?: string): Promise<LocalNode> {
-    return await this.applyConfiguredProfile(await this.createNode(name, parentName))
+  async createChild (name: string, parentName?: string, a2a?: A2aEndpoint): Promise<LocalNode> {
+    return await this.applyConfiguredProfile(await this.createNode(name, parentName, a2a))
   }
 
-  private async createNode (name: string, parentName?: string): Promise<LocalNode> {
+  /** `a2a`: the node is an external A2A agent (kind `a2a`, with its fetched card). */
+  private async createNode (name: string, parentName?: string, a2a?: A2aEndpoint): Promise<LocalNode> {
+    const kind = a2a === undefined ? 'external' : 'a2a'
     if (this.c.nodes.get(name) !== undefined) {
       throw new NameCollisionError(`node ${name} already exists on this host${parentName !== undefined ? '; re-parenting an existing node is refused' : ''}`)
     }
-    if (parentName === undefined) return await this.c.nodes.create(name, 'external')
+    if (parentName === undefined) return await this.c.nodes.create(name, kind, { a2a })
     const parent = this.c.nodes.get(parentName)
     if (parent === undefined) throw new UnknownNodeError(`no node named ${parentName} on this host to be the parent`)
     checkDepthPolicy(parent.record.depth, this.c.policy.maxDepth)
@@ -249,7 +252,7 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     const { generateNodeKey } = await import('../identity/node-key.js')
     const key = generateNodeKey()
     const cert = encodeLineage(issueLineage(parent.key, key.id, parent.record.depth + 1, parentCert))
-    return await this.c.nodes.create(name, 'external', { key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })
+    return await this.c.nodes.create(name, kind, { a2a, key, parent: parent.record.id, depth: parent.record.depth + 1, lineage: encodeLineagePath([cert, ...parentPath]) })
   }
 
   private policy (req: GrantRequest): TokenPolicy {
@@ -294,7 +297,8 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   }
 
   private async hand (audience: Target, chain: Uint8Array[]): Promise<boolean> {
-    if (audience.kind === 'local') { await this.keepChain(chain, 'hold'); return true }
+    // the audience lives here (a local node, or an a2a node's record): the chain is held here
+    if (audience.kind !== 'remote') { await this.keepChain(chain, 'hold'); return true }
     return await this.grants.pushTo(peerIdFromString(audience.host), { chains: [chain], revocations: [] })
   }
 

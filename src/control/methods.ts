@@ -10,7 +10,7 @@ import { checkSendParams, sendSchema } from './send-params.js'
 import { DAY } from '../util/time.js'
 import {
   READ_BY, RECEIPT_STATES,
-  type AgentRow, type AttachEvent, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
+  type A2aNodeInfo, type AgentRow, type AttachEvent, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
   type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
   type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
@@ -60,6 +60,8 @@ export const METHODS = {
   nodes: { params: none },
   'node.add': { params: z.object({ name, parent: name.optional() }).strict() },
   'node.ensure': { params: z.object({ name }).strict() },
+  /** register an external A2A agent as a node: its card (card URL or base URL) is fetched and checked first */
+  'node.add_a2a': { params: z.object({ name, url: z.string().min(1).max(2048), parent: name.optional() }).strict() },
   /** a name or id resolved to {id, name, local} (cards, card exchange, DHT) */
   'node.resolve': { params: z.object({ target: name }).strict() },
   /** the cards known here, each with whether `as` may message it */
@@ -137,6 +139,7 @@ export interface MethodResults {
   nodes: NodeRow[]
   'node.add': NodeInfo & { depth: number }
   'node.ensure': NodeInfo
+  'node.add_a2a': A2aNodeInfo
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
   send: SendResult & { receipt: ReceiptStateName | 'off' }

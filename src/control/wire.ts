@@ -107,6 +107,17 @@ export interface ReceiptView {
 /** A node just created or looked up (`node.add`, `node.ensure`). */
 export interface NodeInfo { id: string, name: string, parent?: string, depth?: number }
 
+/** `node.add_a2a`: the a2a node, and what its card says. */
+export interface A2aNodeInfo extends NodeInfo {
+  kind: 'a2a'
+  card_url: string
+  /** the agent's own name (its card's) */
+  agent: string
+  /** the interfaces the card offers (protocol binding and URL) */
+  interfaces: Array<{ binding: string, url: string }>
+  streaming: boolean
+}
+
 /** A name or id resolved to a node (`node.resolve`). */
 export interface ResolvedNode { id: string, name: string, local: boolean }
 
@@ -157,6 +168,8 @@ export interface LocalNodeRow {
   created: number
   last_received: number | null
   unread: number
+  /** an a2a node: the URL its agent card came from */
+  url?: string
 }
 
 /** `peers`: one connected peer host (its connections' remote addresses). */

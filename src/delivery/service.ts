@@ -11,7 +11,7 @@ import { PeerLink } from './link.js'
 import { PACKET_PROTOCOL } from './frame.js'
 import type { Notices } from './notices.js'
 import { PacketReceiver, type Denial } from './receiver.js'
-import type { PeerTarget, QueueResult, Transport } from './transport.js'
+import { isA2aQueue, type PeerTarget, type QueueResult, type Transport } from './transport.js'
 import { ON_LIMITED } from '../util/streams.js'
 
 export type { QueueResult } from './transport.js'
@@ -70,7 +70,8 @@ export class DeliveryService implements Transport<PeerTarget> {
     await this.deps.libp2p.handle(PACKET_PROTOCOL, (data) => { void this.receiver.handle(data) }, { maxInboundStreams: 1024, maxOutboundStreams: 1024, ...ON_LIMITED })
     this.deps.libp2p.addEventListener('peer:identify', (evt) => this.onPeer(evt.detail.peerId))
     this.deps.libp2p.addEventListener('peer:connect', (evt) => this.onPeer(evt.detail))
-    for (const dest of this.deps.outbox.destinations()) this.link(dest).wake()
+    // the outbox also holds the queues of A2A agents (a2a-transport.ts): those are not peers
+    for (const dest of this.deps.outbox.destinations()) if (!isA2aQueue(dest)) this.link(dest).wake()
     this.sweeper = setInterval(() => { void this.sweep() }, SWEEP_INTERVAL)
     this.sweeper.unref()
   }
@@ -161,7 +162,8 @@ export class DeliveryService implements Transport<PeerTarget> {
     let total = 0
     try {
       // entries in a frame on the wire wait for its ack or its failure
-      const busy = (e: OutboxEntry): boolean => this.links.get(e.dest)?.isInflight(e.key) ?? false
+      // (entries of A2A agents' queues are swept by their transport)
+      const busy = (e: OutboxEntry): boolean => isA2aQueue(e.dest) || (this.links.get(e.dest)?.isInflight(e.key) ?? false)
       for (;;) {
         const expired = await this.deps.outbox.expired(now, SWEEP_BATCH, busy)
         await this.deadLetter(expired.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: `not acknowledged by host ${entry.dest} before its TTL ran out` })))

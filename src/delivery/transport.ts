@@ -19,6 +19,11 @@ export interface Transport<T extends TransportTarget = TransportTarget> {
   deliver: (packet: Packet, bytes: Uint8Array, target: T, ttl: number) => Promise<QueueResult>
 }
 
+/** Outbox destinations of A2A agents start with this (peer ids never contain ':'); the peer links leave them alone. */
+export const A2A_QUEUE_PREFIX = 'a2a:'
+export const a2aQueue = (agentId: string): string => `${A2A_QUEUE_PREFIX}${agentId}`
+export const isA2aQueue = (dest: string): boolean => dest.startsWith(A2A_QUEUE_PREFIX)
+
 /** A target on a remote amesh host reached over libp2p: the host's peer id. */
 export interface PeerTarget extends TransportTarget { readonly host: string }
 

@@ -60,7 +60,8 @@ export class LocalCards {
     const card = signCard(buildCard({
       nodeId: node.record.id,
       name: node.record.name,
-      kind: node.record.kind,
+      // a2a nodes get no amesh card (the host keeps them off the mesh: host/components.ts meshNodes)
+      kind: node.record.kind === 'managed' ? 'managed' : 'external',
       hostPeerId,
       hostAddrs: addrs,
       parent: node.record.parent,

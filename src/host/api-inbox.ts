@@ -42,7 +42,7 @@ export function inboxMethods (host: Host): Handlers<'node.resolve' | 'nodes.reac
     'node.resolve': {
       call: async (p) => {
         const t = await host.resolver.resolve(p.target)
-        return { id: t.id, name: t.name, local: t.kind === 'local' }
+        return { id: t.id, name: t.name, local: t.kind !== 'remote' }
       }
     },
     /** The node's most recent packets (acked or not), oldest first. */

@@ -176,7 +176,9 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
     card: {
       call: async (p) => {
         const t = await host.resolver.resolve(p.target)
-        return t.kind === 'local' ? host.cards.cardOf(t.node) : t.card.card
+        if (t.kind === 'remote') return t.card.card
+        // an a2a node's card is the agent's own, as fetched when it was added
+        return t.kind === 'a2a' ? t.node.record.a2a?.card ?? {} : host.cards.cardOf(t.node)
       }
     },
     'outbox.dead': {

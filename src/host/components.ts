@@ -11,6 +11,11 @@ import { Notices } from '../delivery/notices.js'
 import { ReceiptService } from '../delivery/receipt-service.js'
 import { DeliveryService } from '../delivery/service.js'
 import { InboxTransport } from '../delivery/transport.js'
+import { A2aAnswers } from '../delivery/a2a-answers.js'
+import { A2aClients } from '../delivery/a2a-client.js'
+import { A2aExchange } from '../delivery/a2a-exchange.js'
+import { A2aTransport } from '../delivery/a2a-transport.js'
+import { A2aTaskStore } from '../store/a2a-tasks.js'
 import { CardExchange } from '../discovery/cards-protocol.js'
 import { Directory } from '../discovery/directory.js'
 import type { DiscoveryOptions } from '../discovery/discovery.js'
@@ -78,6 +83,8 @@ export interface Components {
   readonly registry: NodeRegistry
   readonly delivery: DeliveryService
   readonly sender: Sender
+  /** external A2A agents as nodes (`node add-a2a`): their clients and their transport */
+  readonly a2a: { readonly clients: A2aClients, readonly transport: A2aTransport }
   /** receipt histories of sent messages; receipts for the senders of messages read or pushed here */
   readonly receipts: ReceiptService
   readonly discovery?: DiscoveryService
@@ -168,10 +175,12 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const directory = new Directory(stores.db, stores.committer, libp2p.peerId.toString())
   lifecycle.add('directory', { start: async () => { await directory.load() } })
   const cards = new LocalCards(libp2p)
-  const exchange = new CardExchange(libp2p, directory, () => nodes.list().map((n) => cards.cardOf(n)), log)
+  // a2a nodes stay off the mesh: no card of theirs is exchanged, gossiped or published
+  const meshNodes = { list: () => nodes.list().filter((n) => n.record.kind !== 'a2a') }
+  const exchange = new CardExchange(libp2p, directory, () => meshNodes.list().map((n) => cards.cardOf(n)), log)
   lifecycle.add('card exchange', { start: async () => { await exchange.start() } })
   const keeper = new BootstrapKeeper({ libp2p, peerBook: stores.peerBook, exchange, log })
-  const discovery = base.discovery === false ? undefined : createDiscovery({ libp2p, directory, log, cards, nodes, db: stores.db, committer: stores.committer }, base.discovery ?? {})
+  const discovery = base.discovery === false ? undefined : createDiscovery({ libp2p, directory, log, cards, nodes: meshNodes, db: stores.db, committer: stores.committer }, base.discovery ?? {})
   const resolver = new Resolver({ nodes, directory, exchange, finders: discovery !== undefined ? [discovery] : [] })
   const { label } = resolver
   const notices = new Notices({ inbox, log })
@@ -185,7 +194,9 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
   lifecycle.add('receipts', receipts)
-  const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery }, inbox, ttl: config.ttl })
+  const a2a = a2aAgents(stores, notices, label, log, outcomes)
+  lifecycle.add('a2a agents', a2a.transport)
+  const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery, a2a: a2a.transport }, inbox, ttl: config.ttl })
   lifecycle.add('peer events', new PeerEvents({ libp2p, exchange, log }))
   lifecycle.add('bootstrap keeper', keeper)
   lifecycle.add('retention', new Retention({ nodes, inbox, outbox: stores.outbox, config, log }))
@@ -193,10 +204,20 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   if (discovery !== undefined) lifecycle.add('discovery', discovery)
   const components: Components = {
     paths, config, log, startedAt: Date.now(), ...stores, libp2p, keeper, directory, cards, exchange,
-    resolver, notices, acl, registry, delivery, sender, receipts, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
+    resolver, notices, acl, registry, delivery, sender, a2a, receipts, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
   }
   const agents = base.agents === true ? managedNodes(components, lifecycle) : undefined
   return { ...components, agents, lifecycle, stop: async () => await lifecycle.stop() }
+}
+
+/** External A2A agents: SDK clients (bounded), their open tasks, the answers into senders' inboxes, the outbox-backed transport. */
+function a2aAgents (stores: Stores, notices: Notices, label: (id: string) => string, log: Logger, outcomes: { delivered: (e: OutboxEntry[]) => Promise<void>, dead: (d: Doomed[]) => Promise<void> }): Components['a2a'] {
+  const { committer, inbox, outbox, nodes } = stores
+  const clients = new A2aClients()
+  const tasks = new A2aTaskStore(stores.db)
+  const answers = new A2aAnswers({ committer, inbox, tasks, log })
+  const exchange = new A2aExchange({ inbox, outbox, nodes, tasks, clients, answers, log, accepted: outcomes.delivered })
+  return { clients, transport: new A2aTransport({ committer, inbox, outbox, tasks, exchange, notices, label, log, dead: outcomes.dead }) }
 }
 
 /** Receipts: the sender's histories and the receipt protocol (it reports pushes and reads of the consumption store). */

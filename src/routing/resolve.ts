@@ -14,7 +14,14 @@ export interface LocalTarget { readonly kind: 'local', readonly id: string, read
 /** A node on a remote amesh host, named by its signed card: delivered over a libp2p peer link. */
 export interface RemoteTarget { readonly kind: 'remote', readonly id: string, readonly name: string, readonly host: string, readonly card: VerifiedCard }
 
-export type Target = LocalTarget | RemoteTarget
+/**
+ * An external A2A agent registered on this host (`amesh node add-a2a`): a
+ * node record of kind `a2a` (its key lets it grant, its id is the `from` of
+ * its answers), reached over HTTP with an A2A client.
+ */
+export interface A2aTarget { readonly kind: 'a2a', readonly id: string, readonly name: string, readonly node: LocalNode }
+
+export type Target = LocalTarget | RemoteTarget | A2aTarget
 export type TargetKind = Target['kind']
 
 /** Something that can find a target this host does not know yet (the DHT); true when it learnt it. */
@@ -58,6 +65,7 @@ export class Resolver {
   private fromCache (target: string): Target | undefined {
     const { nodes, directory } = this.components
     const local = nodes.get(target)
+    if (local?.record.kind === 'a2a') return { kind: 'a2a', id: local.record.id, name: local.record.name, node: local }
     if (local !== undefined) return { kind: 'local', id: local.record.id, name: local.record.name, node: local }
     const card = isNodeId(target) ? directory.get(target) : directory.byNameUnique(target)
     if (card !== undefined) return { kind: 'remote', id: card.nodeId, name: card.name, host: card.hostPeerId, card }

@@ -20,7 +20,8 @@ export type SendRequest = SendParams
 /**
  * The transport registered for each target kind. The type asks for one entry
  * per kind: adding a kind to `Target` without its transport does not compile.
- * Today: `local` → the node's inbox, `remote` → the libp2p peer link.
+ * Today: `local` → the node's inbox, `remote` → the libp2p peer link,
+ * `a2a` → an external A2A agent over HTTP (queued in the outbox).
  */
 export type Transports = { readonly [K in TargetKind]: Transport<Extract<Target, { kind: K }>> }
 

@@ -5,7 +5,8 @@ import { Bucket } from './schema.js'
 
 const NODE_PREFIX = Bucket.node
 
-export type NodeKind = 'external' | 'managed'
+/** `a2a`: an external A2A agent reached over HTTP from this host (`amesh node add-a2a`); it has no inbox reader and no card of its own on the mesh. */
+export type NodeKind = 'external' | 'managed' | 'a2a'
 
 export interface NodeRecord {
   id: string
@@ -21,6 +22,14 @@ export interface NodeRecord {
   profile?: Record<string, unknown>
   /** card fields projected from a managed node's spec */
   card?: NodeCardFields
+  /** an `a2a` node: where its A2A AgentCard was fetched from, and the card as fetched */
+  a2a?: A2aEndpoint
+}
+
+/** An external A2A agent: the URL its card was fetched from and the card (JSON as served), validated when added. */
+export interface A2aEndpoint {
+  cardUrl: string
+  card: Record<string, unknown>
 }
 
 /** What a spec adds to a node's card (A2A description and skills). */
@@ -72,7 +81,7 @@ export class NodeStore {
   }
 
   /** Create a node; the caller fills parent/lineage when there is one. */
-  async create (name: string, kind: NodeKind, extra: Partial<Pick<NodeRecord, 'parent' | 'depth' | 'lineage' | 'profile' | 'card'>> & { key?: NodeKey } = {}): Promise<LocalNode> {
+  async create (name: string, kind: NodeKind, extra: Partial<Pick<NodeRecord, 'parent' | 'depth' | 'lineage' | 'profile' | 'card' | 'a2a'>> & { key?: NodeKey } = {}): Promise<LocalNode> {
     checkNodeName(name)
     if (this.byName.has(name)) throw new NameCollisionError(`a node named ${name} already exists on this host`)
     const key = extra.key ?? generateNodeKey()
@@ -88,6 +97,7 @@ export class NodeStore {
     if (extra.lineage !== undefined) record.lineage = extra.lineage
     if (extra.profile !== undefined) record.profile = extra.profile
     if (extra.card !== undefined) record.card = extra.card
+    if (extra.a2a !== undefined) record.a2a = extra.a2a
     await this.committer.write([{ type: 'put', key: NODE_PREFIX + record.id, value: toJsonBytes(record) }])
     return this.remember(record)
   }

@@ -306,16 +306,19 @@ export class OutboxStore {
    * group commit, so no `send` waits for it: a removal lost in a crash only
    * means the entries are resent after the restart, and the receiver, which
    * acked them from a synced batch, drops them as duplicates by message id
-   * (test/delivery/crash.test.ts).
+   * (test/delivery/crash.test.ts). `commit`, when given, writes the ops
+   * instead (with whatever must land in the same batch: an A2A agent's
+   * answer, the task it opened), and is called even when none is still queued.
    */
-  async remove (entries: OutboxEntry[]): Promise<number> {
+  async remove (entries: OutboxEntry[], commit?: (ops: WriteOp[]) => Promise<void>): Promise<number> {
     if (entries.length === 0) return 0
     return await this.settle(async () => {
       const found = await this.present(entries)
       const live = entries.filter((_, k) => found[k])
       const ops: WriteOp[] = []
       for (const e of live) this.forget(e, ops)
-      await this.committer.writeUnsynced(ops)
+      if (commit !== undefined) await commit(ops)
+      else await this.committer.writeUnsynced(ops)
       if (live.length > 0) this.noteSettled(live.map((e) => e.key))
       return live.length
     })

@@ -74,7 +74,13 @@ export const Bucket = {
   /** h!<packet id> → JSON SentReceipt: the receipt history of a message this host sent. Repository: receipts.ts. */
   receipt: 'h!',
   /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
-  receiptOut: 'y!'
+  receiptOut: 'y!',
+  /**
+   * u!<a2a node id>!<task id> → JSON OpenA2aTask: a task an external A2A agent
+   * opened for a message sent to it, until its final answer is in the
+   * sender's inbox (followed again after a restart). Repository: a2a-tasks.ts.
+   */
+  a2aTask: 'u!'
   // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)
 } as const
 

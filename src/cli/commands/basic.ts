@@ -117,6 +117,7 @@ export const nodes: Command = {
 }
 
 const NODE_USAGE = `amesh node add NAME [--parent NODE] [--json]
+       amesh node add-a2a NAME URL [--parent NODE] [--json]
        amesh node ls [--json]
        amesh node rm NAME [--force] [--json]`
 
@@ -128,6 +129,13 @@ async function nodeAdd (args: Parsed, home: string): Promise<number> {
   return 0
 }
 
+async function nodeAddA2a (args: Parsed, home: string): Promise<number> {
+  needPositionals(args, 3, NODE_USAGE)
+  const r = await callDaemon(home, 'node.add_a2a', { name: args.positionals[1], url: args.positionals[2], parent: str(args, 'parent') })
+  if (bool(args, 'json')) printJson(r)
+  else printLine(`${r.name} ${r.id}: A2A agent "${r.agent}" (${r.interfaces.map((i) => `${i.binding} ${i.url}`).join(', ')}${r.streaming ? ', streaming' : ''})${r.parent !== undefined ? `, child of ${r.parent}` : ''}`)
+  return 0
+}
 
 function when (ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString()
@@ -138,7 +146,7 @@ async function nodeLs (args: Parsed, home: string): Promise<number> {
   const rows = await queryDaemon(home, 'node.list')
   for (const r of rows) {
     if (bool(args, 'json')) printJson(r)
-    else printLine(`${r.name.padEnd(16)} ${r.kind.padEnd(8)} parent ${(r.parent ?? '-').padEnd(12)} created ${when(r.created)}  last received ${when(r.last_received)}  unread ${r.unread}  ${r.id}`)
+    else printLine(`${r.name.padEnd(16)} ${r.kind.padEnd(8)} parent ${(r.parent ?? '-').padEnd(12)} created ${when(r.created)}  last received ${when(r.last_received)}  unread ${r.unread}  ${r.id}${r.url !== undefined ? `  ${r.url}` : ''}`)
   }
   return 0
 }
@@ -153,23 +161,37 @@ async function nodeRm (args: Parsed, home: string): Promise<number> {
 
 export const node: Command = {
   name: 'node',
-  summary: 'create, list or remove nodes of this host',
+  summary: 'create, list or remove nodes of this host (also external A2A agents)',
   usage: NODE_USAGE,
   help: `node add NAME [--parent NODE] creates a node (a key, an id, an inbox) on this host. With
 --parent, the parent node (on this host) signs a lineage certificate: the two form a group.
 Nodes are also created implicitly on first use of a name (send --as, mcp --name).
 
-node ls lists this host's nodes: kind (external/managed), parent, when it was created, when
-it last received a message, how many are unread.
+node add-a2a NAME URL [--parent NODE] registers an external A2A agent as a node of this host
+(kind a2a). URL is the agent's card URL (ending in .json) or its base URL (the card is then
+read from /.well-known/agent-card.json). The daemon fetches the card and checks it with the
+A2A SDK (an AgentCard offering a JSONRPC or HTTP+JSON interface); on any failure it says why
+(A2A_BAD_URL, A2A_CARD_FETCH, A2A_NOT_AN_AGENT, A2A_NO_TRANSPORT) and stores nothing.
+\`amesh send --to NAME\` then queues the message durably and this host sends it with an A2A
+client, retrying while the agent is unreachable, until its TTL; the agent's answers arrive in
+the sender's inbox from NAME (RETURN, ERROR, ESCALATE, BLOCKED_ON, MESSAGE; docs/A2A-OUTBOUND.md).
+Sending to NAME needs the same permission as sending to a local node: a group (--parent) or a
+grant issued as NAME (\`amesh grant --as NAME --to SENDER\`). An a2a node cannot send.
+
+node ls lists this host's nodes: kind (external/managed/a2a), parent, when it was created, when
+it last received a message, how many are unread; an a2a node also its card URL.
 
 node rm NAME removes a node: its key, its inbox and its cursor. It refuses a managed node
 that is running (\`amesh agent stop NAME\` first), a node that is the parent of other local
 nodes, and — unless --force — a node with unread messages. Its card may stay known to other
-hosts until it expires; grants naming it stop working since its key is gone.`,
+hosts until it expires; grants naming it stop working since its key is gone. For an a2a
+node, its open tasks are forgotten and what is still queued for it becomes dead letters
+(A2A_AGENT_GONE) with ERROR notices to the senders.`,
   flags: { parent: 'string', force: 'boolean' },
   run: async (args, home) => {
     const sub = args.positionals[0]
     if (sub === 'add') return await nodeAdd(args, home)
+    if (sub === 'add-a2a') return await nodeAddA2a(args, home)
     if (sub === 'ls') return await nodeLs(args, home)
     if (sub === 'rm') return await nodeRm(args, home)
     throw new InvalidArgumentError(`${sub === undefined ? 'missing subcommand' : `unknown subcommand node ${sub}`}; usage: ${NODE_USAGE}`)

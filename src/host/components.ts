@@ -157,8 +157,8 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const announcers: Announcer[] = [{ announce: () => { void exchange.exchangeAll(3) } }]
   if (discovery !== undefined) announcers.push(discovery)
   const registry = new NodeRegistry({ nodes, creator: acl, announcers })
-  const receipts = receiptService(stores, libp2p, directory, config, log)
-  const outcomes = { delivered: async (e: OutboxEntry[]) => await receipts.delivered(e), dead: async (d: Doomed[]) => await receipts.dead(d) }
+  const receipts = receiptService(stores, libp2p, directory, resolver, config, log)
+  const outcomes = { deliveredOps: (e: OutboxEntry[]) => receipts.deliveredOps(e), deadOps: (d: Doomed[]) => receipts.deadOps(d), settled: (e: OutboxEntry[]) => receipts.settled(e) }
   const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
   lifecycle.add('receipts', receipts)
@@ -177,15 +177,17 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
 }
 
 /** Receipts: the sender's histories and the receipt protocol (it reports pushes and reads of the consumption store). */
-function receiptService (stores: Stores, libp2p: Libp2p, directory: Directory, config: HostConfig, log: Logger): ReceiptService {
+function receiptService (stores: Stores, libp2p: Libp2p, directory: Directory, resolver: Resolver, config: HostConfig, log: Logger): ReceiptService {
   return new ReceiptService({
     db: stores.db,
     committer: stores.committer,
     libp2p,
     inbox: stores.inbox,
+    outbox: stores.outbox,
     consumption: stores.consumption,
     localNode: (id) => stores.nodes.get(id),
     hostOf: async (id) => directory.get(id)?.hostPeerId, // the sender's card: it was verified to admit the packet
+    resolve: async (to) => { const t = await resolver.resolve(to); return { id: t.id, host: t.kind === 'remote' ? t.host : 'local' } },
     hideRead: () => config.hideReadReceipts,
     log
   })

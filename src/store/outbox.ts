@@ -306,14 +306,14 @@ export class OutboxStore {
    * group commit, so no `send` waits for it: a removal lost in a crash only
    * means the entries are resent after the restart, and the receiver, which
    * acked them from a synced batch, drops them as duplicates by message id
-   * (test/delivery/crash.test.ts).
+   * (test/delivery/crash.test.ts). `extra`: ops for the same batch, of the entries removed.
    */
-  async remove (entries: OutboxEntry[]): Promise<number> {
+  async remove (entries: OutboxEntry[], extra?: (live: OutboxEntry[]) => WriteOp[]): Promise<number> {
     if (entries.length === 0) return 0
     return await this.settle(async () => {
       const found = await this.present(entries)
       const live = entries.filter((_, k) => found[k])
-      const ops: WriteOp[] = []
+      const ops: WriteOp[] = live.length > 0 && extra !== undefined ? extra(live) : []
       for (const e of live) this.forget(e, ops)
       await this.committer.writeUnsynced(ops)
       if (live.length > 0) this.noteSettled(live.map((e) => e.key))

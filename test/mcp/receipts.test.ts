@@ -4,7 +4,7 @@
 // receipt when it is back; a crafted receipt for a message not received is refused.
 import { strict as assert } from 'node:assert'
 import { execFile, type ChildProcess } from 'node:child_process'
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as cbor from '@ipld/dag-cbor'
 import { multiaddr } from '@multiformats/multiaddr'
@@ -134,6 +134,10 @@ describe('mcp - receipts between two hosts', function () {
       assert.equal((await receipt(hidden)).state, 'pushed', 'quiet hides read')
       const r = await receipt(off)
       assert.ok(!r.events.some((e) => e.state === 'pushed' || e.state === 'read'), `no receipts kept: ${JSON.stringify(r.events)}`)
+      assert.deepEqual(r.events.map((e) => e.state), ['queued', 'delivered'])
+      // no_receipt is a packet field: the receiving host queued no receipt for it at all (none was sent and refused)
+      const logB = readFileSync(join(b, 'amesh.log'), 'utf8')
+      assert.ok(!logB.includes(off), `the receiving host logged nothing about ${off}: ${logB.split('\n').filter((l) => l.includes(off)).join(' | ')}`)
     } finally {
       await quiet.close()
     }

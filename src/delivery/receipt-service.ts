@@ -1,4 +1,5 @@
 import type { Libp2p } from '@libp2p/interface'
+import { PresenceLink, type PresenceWire } from './presence-protocol.js'
 import { ReceiptLink, signReceipt, type ReceiptBody } from './receipts-protocol.js'
 import { decodePacket } from '../packet/codec.js'
 import type { ConsumptionStore } from '../store/consumption.js'
@@ -54,11 +55,23 @@ function metaOfEntry (e: OutboxEntry): SentMeta {
 export class ReceiptService {
   readonly store: ReceiptStore
   readonly link: ReceiptLink
+  /** presence of nodes (attached now, last read), asked of the hosts that serve them */
+  readonly presence: PresenceLink
   private readonly pending = new Map<string, Pending>()
 
   constructor (private readonly host: ReceiptDeps) {
     this.store = new ReceiptStore(host.db, host.committer)
     this.link = new ReceiptLink({ libp2p: host.libp2p, store: this.store, accept: async (peer, bodies) => await this.accept(peer, bodies), log: host.log })
+    this.presence = new PresenceLink({ libp2p: host.libp2p, presenceOf: (id) => this.presenceOf(id), log: host.log })
+  }
+
+  private presenceOf (nodeId: string): PresenceWire | undefined {
+    const node = this.host.localNode(nodeId)
+    if (node === undefined || node.record.id !== nodeId) return undefined
+    const s = this.host.consumption.sessionNow(nodeId)
+    const ms = (t: string | undefined): number | undefined => t === undefined ? undefined : Date.parse(t)
+    const hidden = this.host.hideRead().includes(node.record.name) // a node that hides read hides when it read too
+    return { a: s.attached, ...(s.last_read === undefined || hidden ? {} : { r: ms(s.last_read) }), ...(s.last_attach === undefined ? {} : { t: ms(s.last_attach) }) }
   }
 
   async start (): Promise<void> {
@@ -66,9 +79,11 @@ export class ReceiptService {
     this.host.consumption.on('pushed', (nodeId: string, seqs: number[]) => { void this.report(nodeId, seqs, 'pushed') })
     this.host.consumption.on('read', (nodeId: string, seqs: number[]) => { void this.report(nodeId, seqs, 'read') })
     await this.link.start()
+    await this.presence.start()
   }
 
   async stop (): Promise<void> {
+    await this.presence.stop()
     await this.link.stop()
   }
 
@@ -109,16 +124,19 @@ export class ReceiptService {
 
   /** What this host knows of a message it sent, or undefined. `queue`: look only there for it among the queued (else all queues). */
   async history (id: string, queue?: Map<string, OutboxEntry>): Promise<SentReceipt | undefined> {
-    const { meta, events } = await this.store.records(id)
-    const m = meta ?? await this.queuedMeta(id, queue)
+    const noted = this.pending.get(id) // taken first: an ack may settle it (records written, note dropped) while the store is read
+    let { meta, events } = await this.store.records(id)
+    if (meta === undefined) meta = await this.queuedMeta(id, noted, queue)
+    // not queued (any more): it may have settled since the first read
+    if (meta === undefined && noted === undefined) ({ meta, events } = await this.store.records(id))
+    const m = meta
     if (m === undefined) return undefined
     const all = m.q === undefined ? events : [{ state: 'queued' as const, at: m.q }, ...events]
     return { id, ...m, events: ordered(all) }
   }
 
   /** The meta of a message still queued: from memory, else from its outbox entry (a scan: after a restart only). */
-  private async queuedMeta (id: string, queue?: Map<string, OutboxEntry>): Promise<SentMeta | undefined> {
-    const p = this.pending.get(id)
+  private async queuedMeta (id: string, p: Pending | undefined, queue?: Map<string, OutboxEntry>): Promise<SentMeta | undefined> {
     if (p !== undefined) {
       const target = await this.host.resolve(p.to).catch(() => undefined)
       return target === undefined ? undefined : { to: target.id, from: p.from, dest: target.host, q: p.q, ...(p.off ? { off: true } : {}) }

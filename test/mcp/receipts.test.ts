@@ -177,4 +177,21 @@ describe('mcp - receipts between two hosts', function () {
     const r = await receipt(id)
     assert.ok(!r.events.some((e) => e.state === 'read'), 'no forged read')
   })
+
+  it('presence - nodes on the sender\'s host shows whether a session of a remote node is attached now and when one last read', async () => {
+    interface Row { name: string, local: boolean, session?: { attached: number, last_read?: string, last_attach?: string } }
+    const rows = async (): Promise<Row[]> => (await amesh(['nodes', '--json', '--home', a])).trim().split('\n').map((l) => JSON.parse(l) as Row)
+    const all = await rows()
+    const lead = all.find((r) => r.name === 'lead')
+    assert.equal(lead?.local, false)
+    assert.equal(lead?.session?.attached, 1, JSON.stringify(lead))
+    assert.ok(!Number.isNaN(Date.parse(lead?.session?.last_read ?? '')), 'lead has read: its last read is told')
+    // quiet's session ended in an earlier test, after it read; quiet hides read, so when it read is not told either
+    const quiet = all.find((r) => r.name === 'quiet')
+    assert.equal(quiet?.session?.attached, 0, JSON.stringify(quiet))
+    assert.ok(!Number.isNaN(Date.parse(quiet?.session?.last_attach ?? '')), 'quiet attached once')
+    assert.equal(quiet?.session?.last_read, undefined, 'hide_read_receipts hides the last read')
+    // the sender's own node carries its presence from its own host, as before
+    assert.equal(all.find((r) => r.name === 'writer')?.session?.attached, 0)
+  })
 })

@@ -93,6 +93,7 @@ export class ReceiptStore extends EventEmitter {
     for await (const [key, value] of this.db.iterator({ gte: base, lt: `${base}!\xff` })) {
       if (key === base) { const old = legacy(value); meta ??= old.meta; events.push(...old.events); continue }
       const state = key.slice(base.length + 1) as ReceiptState
+      if (key[base.length] !== '!' || !RECEIPT_STATES.includes(state)) continue // another id's key that sorts in between
       const rec = fromJsonBytes<HistoryRecord>(value)
       if (rec.m !== undefined) meta = rec.m
       events.push({ state, at: rec.at, ...(rec.reason === undefined ? {} : { reason: rec.reason }) })

@@ -194,4 +194,27 @@ describe('mcp - receipts between two hosts', function () {
     // the sender's own node carries its presence from its own host, as before
     assert.equal(all.find((r) => r.name === 'writer')?.session?.attached, 0)
   })
+
+  it('receipts - a message still queued is known after the sender restarts (from its outbox entry: nothing else is stored at send time)', async () => {
+    const c = makeHome()
+    try {
+      await startHost(c, addrB)
+      await amesh(['node', 'add', 'far', '--home', c])
+      const g = JSON.parse(await amesh(['grant', '--as', 'far', '--to', 'writer', '--json', '--home', c])) as { token_id: string }
+      await until('host A to hold far\'s grant', async () => {
+        const held = (JSON.parse(await amesh(['grants', '--json', '--home', a])) as { held: Array<{ token_id: string }> }).held
+        return held.some((h) => h.token_id === g.token_id) ? true : undefined
+      }, 60_000)
+      await amesh(['down', '--home', c])
+      const id = (await amesh(['send', '--as', 'writer', 'far', 'wait for me', '--home', a])).split(' ')[0]
+      await amesh(['down', '--home', a])
+      await startHost(a, addrB)
+      const r = await receipt(id)
+      assert.equal(r.state, 'queued')
+      assert.deepEqual(r.events.map((e) => e.state), ['queued'])
+      assert.ok(!Number.isNaN(Date.parse(r.events[0].time)))
+    } finally {
+      await stopHost(c)
+    }
+  })
 })

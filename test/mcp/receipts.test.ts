@@ -193,6 +193,9 @@ describe('mcp - receipts between two hosts', function () {
     assert.equal(quiet?.session?.last_read, undefined, 'hide_read_receipts hides the last read')
     // the sender's own node carries its presence from its own host, as before
     assert.equal(all.find((r) => r.name === 'writer')?.session?.attached, 0)
+    // and the MCP nodes tool of the session on the other host shows writer's presence as host A answers it
+    const seen = JSON.parse(textOf(await s.tool('nodes'))) as Row[]
+    assert.equal(seen.find((r) => r.name === 'writer')?.session?.attached, 0, JSON.stringify(seen))
   })
 
   it('receipts - a message still queued is known after the sender restarts (from its outbox entry: nothing else is stored at send time)', async () => {

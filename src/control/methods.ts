@@ -23,19 +23,6 @@ const msgId = z.string().min(1).max(256)
 /** the longest a `receipt.wait` call blocks, ms */
 const MAX_RECEIPT_WAIT = DAY
 
-/** `send` also takes no_receipt: keep no receipt history for this message (and refuse the receiver's receipts). */
-const receiptSendSchema = sendSchema.extend({ no_receipt: z.boolean().optional() }).strict()
-type ReceiptSend = z.output<typeof receiptSendSchema>
-
-/** The fast check of `send` (send-params.ts), with no_receipt beside it. */
-function checkReceiptSend (raw: unknown): ReceiptSend | undefined {
-  if (typeof raw !== 'object' || raw === null || !('no_receipt' in raw)) return checkSendParams(raw)
-  const { no_receipt: off, ...rest } = raw as Record<string, unknown>
-  if (off !== undefined && typeof off !== 'boolean') return undefined
-  const p = checkSendParams(rest)
-  return p === undefined ? undefined : { ...p, ...(off === undefined ? {} : { no_receipt: off }) }
-}
-
 const sshJoinSchema = z.object({
   destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
   port: z.number().int().min(1).max(65535).optional(),
@@ -66,7 +53,7 @@ export const METHODS = {
   'node.resolve': { params: z.object({ target: name }).strict() },
   /** the cards known here, each with whether `as` may message it */
   'nodes.reachable': { params: z.object({ as: name }).strict() },
-  send: { params: receiptSendSchema, fast: checkReceiptSend },
+  send: { params: sendSchema, fast: checkSendParams },
   /** the sender's receipt history of a message this host sent */
   'receipt.get': { params: z.object({ id: msgId }).strict() },
   /** block until a sent message reached a state (or ended: refused, dead), or the timeout */

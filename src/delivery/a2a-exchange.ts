@@ -125,7 +125,7 @@ export class A2aExchange {
     if (u === undefined) throw new A2aNotAnAgentError(`${ask.agent.name} answered with an empty event`)
     // a continued task's record changes in any case: answers now reply to this packet
     const step = this.c.answers.step(ask, open, u, [], open !== undefined)
-    await this.c.outbox.remove([entry], async (ops) => { await this.c.answers.write(ask, step, u.taskId, ops) })
+    await this.c.outbox.remove([entry], { commit: async (ops) => { await this.c.answers.write(ask, step, u.taskId, ops) } })
     await this.c.accepted?.([entry]).catch((err) => this.c.log(`a2a receipt of ${entry.packetId}: ${errorMessage(err)}`))
     if (step.closed || u.message !== undefined || waitsForSender(u, step.answer !== undefined)) return undefined
     return this.followed(ask, u.taskId)

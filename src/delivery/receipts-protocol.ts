@@ -55,13 +55,13 @@ export function openReceipt (bytes: Uint8Array): ReceiptBody | { refused: string
   }
 }
 
-/** The sender-side check: undefined to accept, or why not ("CODE: reason"). */
-export type AcceptReceipt = (remotePeer: string, body: ReceiptBody) => Promise<string | undefined>
+/** The sender-side check of a frame's receipts: per receipt, undefined to accept, or why not ("CODE: reason"). */
+export type AcceptReceipts = (remotePeer: string, bodies: ReceiptBody[]) => Promise<Array<string | undefined>>
 
 export interface ReceiptLinkDeps {
   libp2p: Libp2p
   store: ReceiptStore
-  accept: AcceptReceipt
+  accept: AcceptReceipts
   log: Logger
 }
 
@@ -145,19 +145,23 @@ export class ReceiptLink {
     }
   }
 
-  /** Check every receipt of a frame; store the accepted ones in one batch. */
+  /** Check every receipt of a frame; store the accepted ones in one batch (the group commit: durable before "ok"). */
   async judge (remote: string, receipts: unknown[]): Promise<string[]> {
     const results: string[] = []
-    const accepted: Array<{ id: string, state: ReceiptState, at: number, reason?: string }> = []
+    const opened: Array<{ k: number, body: ReceiptBody }> = []
     for (const raw of receipts) {
       const body = raw instanceof Uint8Array ? openReceipt(raw) : { refused: 'MALFORMED: not bytes' }
-      if ('refused' in body) { results.push(body.refused); continue }
-      const refusal = await this.deps.accept(remote, body)
-      if (refusal !== undefined) { results.push(refusal); continue }
-      accepted.push({ id: body.p, state: body.s, at: body.t, ...(body.r === undefined ? {} : { reason: body.r }) })
-      results.push('ok')
+      if ('refused' in body) results.push(body.refused)
+      else { opened.push({ k: results.length, body }); results.push('ok') }
     }
-    await this.deps.store.add(accepted, true)
+    const refusals = await this.deps.accept(remote, opened.map((o) => o.body))
+    const accepted: Array<{ id: string, state: ReceiptState, at: number, reason?: string }> = []
+    opened.forEach(({ k, body }, n) => {
+      const refusal = refusals[n]
+      if (refusal !== undefined) { results[k] = refusal; return }
+      accepted.push({ id: body.p, state: body.s, at: body.t, ...(body.r === undefined ? {} : { reason: body.r }) })
+    })
+    await this.deps.store.record(accepted, true)
     return results
   }
 }

@@ -1,7 +1,7 @@
 import type { Libp2p, PeerId } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Packet } from '../packet/types.js'
-import type { Committer } from '../store/db.js'
+import type { Committer, WriteOp } from '../store/db.js'
 import type { InboxStore } from '../store/inbox.js'
 import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { errorMessage } from '../util/errors.js'
@@ -33,8 +33,18 @@ export interface DeliveryComponents {
   /** label of a node id for messages (its name when known) */
   label: (nodeId: string) => string
   log: Logger
-  /** delivery outcomes of sent messages, for the sender's receipts (after they are stored) */
-  outcomes?: { delivered: (entries: OutboxEntry[]) => Promise<void>, dead: (items: Doomed[]) => Promise<void> }
+  /** delivery outcomes of sent messages, for the sender's receipts: their records ride the batches that settle the entries */
+  outcomes?: Outcomes
+}
+
+/** The sender's receipt records of settled outbox entries (receipt-service.ts). */
+export interface Outcomes {
+  /** ops for the batch that removes acked entries */
+  deliveredOps: (live: OutboxEntry[]) => WriteOp[]
+  /** ops for the dead-letter batch */
+  deadOps: (items: Doomed[]) => WriteOp[]
+  /** told once their batch is written */
+  settled: (entries: OutboxEntry[]) => void
 }
 
 /** how often expired outbox entries are looked up (an index seek when there are none) */
@@ -99,8 +109,10 @@ export class DeliveryService implements Transport<PeerTarget> {
         log: this.deps.log,
         events: {
           delivered: async (entries) => {
-            await this.deps.outbox.remove(entries)
-            await this.deps.outcomes?.delivered(entries)
+            const outcomes = this.deps.outcomes
+            let live: OutboxEntry[] = []
+            await this.deps.outbox.remove(entries, outcomes === undefined ? {} : { extra: (l) => { live = l; return outcomes.deliveredOps(l) } })
+            if (live.length > 0) outcomes?.settled(live)
           },
           rejected: async (items) => await this.deadLetter(items)
         }
@@ -145,13 +157,13 @@ export class DeliveryService implements Transport<PeerTarget> {
     if (items.length === 0) return
     await this.deps.outbox.kill(items, async (ops, killed) => {
       const notices = killed.map(({ entry, code, reason }) => this.deps.notices.item(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
-      const results = await this.deps.inbox.append(notices, { extra: ops })
+      const results = await this.deps.inbox.append(notices, { extra: this.deps.outcomes === undefined ? ops : [...ops, ...this.deps.outcomes.deadOps(killed)] })
       results.forEach((r, k) => {
         const { entry, code, reason } = killed[k]
         this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
         if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
       })
-      await this.deps.outcomes?.dead(killed)
+      this.deps.outcomes?.settled(killed.map((d) => d.entry))
     })
   }
 

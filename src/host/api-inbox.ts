@@ -5,7 +5,7 @@ import { InvalidArgumentError, UnknownNodeError } from '../util/errors.js'
 import { ulid } from '../util/ulid.js'
 import type { Components } from './components.js'
 
-type Host = Pick<Components, 'nodes' | 'inbox' | 'consumption' | 'label' | 'resolver' | 'acl' | 'directory' | 'libp2p'>
+type Host = Pick<Components, 'nodes' | 'inbox' | 'consumption' | 'label' | 'resolver' | 'acl' | 'directory' | 'libp2p' | 'receipts'>
 import { renderEntry, type RenderedPacket } from '../packet/render.js'
 import { nodeList } from './status.js'
 
@@ -64,11 +64,11 @@ export function inboxMethods (host: Host): Handlers<'node.resolve' | 'nodes.reac
         return renderEntry(entry, (x) => host.label(x))
       }
     },
-    /** The cards known here, each with whether `as` may message it. */
+    /** The cards known here, each with whether `as` may message it (and, as their hosts answer, whether a session is attached). */
     'nodes.reachable': {
       call: async (p) => {
         const out: ReachableRow[] = []
-        for (const n of nodeList(host)) {
+        for (const n of await host.receipts.presence.fill(nodeList(host))) {
           if (n.name === p.as && n.local === true) continue
           out.push({ ...n, ...await mayMessage(host, p.as, String(n.id)) })
         }

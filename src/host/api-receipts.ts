@@ -20,8 +20,8 @@ function view (host: Host, r: SentReceipt): ReceiptView {
 }
 
 async function receiptOf (host: Host, id: string): Promise<SentReceipt> {
-  const r = await host.receipts.store.get(id)
-  if (r === undefined) throw new InvalidArgumentError(`no receipt for message ${id}: this host did not send it (or not with receipts)`)
+  const r = await host.receipts.history(id)
+  if (r === undefined) throw new InvalidArgumentError(`no receipt for message ${id}: this host did not send it`)
   return r
 }
 
@@ -42,9 +42,13 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
   const r = settled(first)
     ? first
     : await new Promise<SentReceipt>((resolve) => {
+      let last = first
       const done = (x: SentReceipt): void => { clearTimeout(timer); host.receipts.store.off('change', onChange); resolve(x) }
-      const onChange = (x: SentReceipt): void => { if (x.id === id && settled(x)) done(x) }
-      const timer = setTimeout(() => { void receiptOf(host, id).then(done, () => done(first)) }, timeout)
+      const onChange = (changed: string): void => {
+        if (changed !== id) return
+        void host.receipts.history(id).then((x) => { if (x !== undefined) { last = x; if (settled(x)) done(x) } }, () => {})
+      }
+      const timer = setTimeout(() => { void receiptOf(host, id).then(done, () => done(last)) }, timeout)
       host.receipts.store.on('change', onChange)
     })
   return { ...view(host, r), reached: hasReached(r, want) }
@@ -52,18 +56,18 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
 
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
-    /** `send`: the message, then its receipt history (queued, or delivered for a local node). */
+    /** `send`: the message (no_receipt is a packet field), then what receipts know of it: nothing stored for a remote send. */
     send: {
       call: async (p) => {
-        const { no_receipt: off, ...req } = p
-        const r = await host.sender.send(req)
-        const from = host.nodes.get(req.as)
-        // resolved a moment ago by the send: answered from the cache
-        const target = await host.resolver.resolve(req.to).catch(() => undefined)
-        if (from !== undefined && target !== undefined) {
-          host.receipts.sent({ id: r.id, to: target.id, from: from.record.id, dest: target.kind === 'remote' ? target.host : 'local', state: r.state, off: off === true })
+        const off = p.no_receipt === true
+        const r = await host.sender.send(p)
+        const from = host.nodes.get(p.as)
+        if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: p.to, off })
+        if (from !== undefined && r.state === 'delivered') {
+          const target = await host.resolver.resolve(p.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
+          if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from: from.record.id, off })
         }
-        return { ...r, receipt: off === true ? 'off' : r.state }
+        return { ...r, receipt: off ? 'off' : r.state }
       }
     },
     'receipt.get': { call: async (p) => view(host, await receiptOf(host, p.id)) },

@@ -139,7 +139,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
     id: {
       call: async () => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String) })
     },
-    nodes: { call: async () => nodeList(host) },
+    nodes: { call: async () => await host.receipts.presence.fill(nodeList(host)) }, // remote nodes' presence from their hosts
     'node.add': {
       call: async (p) => {
         const node = await host.registry.add(p.name, p.parent)

@@ -9,7 +9,7 @@ import { AclService } from '../authz/acl-service.js'
 import { homePaths, type HomePaths } from '../control/paths.js'
 import { Notices } from '../delivery/notices.js'
 import { ReceiptService } from '../delivery/receipt-service.js'
-import { DeliveryService } from '../delivery/service.js'
+import { DeliveryService, type Outcomes } from '../delivery/service.js'
 import { InboxTransport } from '../delivery/transport.js'
 import { A2aAnswers } from '../delivery/a2a-answers.js'
 import { A2aClients } from '../delivery/a2a-client.js'
@@ -189,8 +189,8 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const announcers: Announcer[] = [{ announce: () => { void exchange.exchangeAll(3) } }]
   if (discovery !== undefined) announcers.push(discovery)
   const registry = new NodeRegistry({ nodes, creator: acl, announcers })
-  const receipts = receiptService(stores, libp2p, directory, config, log)
-  const outcomes = { delivered: async (e: OutboxEntry[]) => await receipts.delivered(e), dead: async (d: Doomed[]) => await receipts.dead(d) }
+  const receipts = receiptService(stores, libp2p, directory, resolver, config, log)
+  const outcomes: Outcomes = { deliveredOps: (e: OutboxEntry[]) => receipts.deliveredOps(e), deadOps: (d: Doomed[]) => receipts.deadOps(d), settled: (e: OutboxEntry[]) => receipts.settled(e) }
   const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
   lifecycle.add('receipts', receipts)
@@ -211,25 +211,31 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
 }
 
 /** External A2A agents: SDK clients (bounded), their open tasks, the answers into senders' inboxes, the outbox-backed transport. */
-function a2aAgents (stores: Stores, notices: Notices, label: (id: string) => string, log: Logger, outcomes: { delivered: (e: OutboxEntry[]) => Promise<void>, dead: (d: Doomed[]) => Promise<void> }): Components['a2a'] {
+function a2aAgents (stores: Stores, notices: Notices, label: (id: string) => string, log: Logger, outcomes: Outcomes): Components['a2a'] {
   const { committer, inbox, outbox, nodes } = stores
+  // the agent's acceptance and the dead letters of its queue are rarer than
+  // peer acks: their receipt records go in a batch of their own
+  const accepted = async (e: OutboxEntry[]): Promise<void> => { await committer.writeUnsynced(outcomes.deliveredOps(e)); outcomes.settled(e) }
+  const dead = async (d: Doomed[]): Promise<void> => { await committer.writeUnsynced(outcomes.deadOps(d)); outcomes.settled(d.map((x) => x.entry)) }
   const clients = new A2aClients()
   const tasks = new A2aTaskStore(stores.db)
   const answers = new A2aAnswers({ committer, inbox, tasks, log })
-  const exchange = new A2aExchange({ inbox, outbox, nodes, tasks, clients, answers, log, accepted: outcomes.delivered })
-  return { clients, transport: new A2aTransport({ committer, inbox, outbox, tasks, exchange, notices, label, log, dead: outcomes.dead }) }
+  const exchange = new A2aExchange({ inbox, outbox, nodes, tasks, clients, answers, log, accepted })
+  return { clients, transport: new A2aTransport({ committer, inbox, outbox, tasks, exchange, notices, label, log, dead }) }
 }
 
 /** Receipts: the sender's histories and the receipt protocol (it reports pushes and reads of the consumption store). */
-function receiptService (stores: Stores, libp2p: Libp2p, directory: Directory, config: HostConfig, log: Logger): ReceiptService {
+function receiptService (stores: Stores, libp2p: Libp2p, directory: Directory, resolver: Resolver, config: HostConfig, log: Logger): ReceiptService {
   return new ReceiptService({
     db: stores.db,
     committer: stores.committer,
     libp2p,
     inbox: stores.inbox,
+    outbox: stores.outbox,
     consumption: stores.consumption,
     localNode: (id) => stores.nodes.get(id),
     hostOf: async (id) => directory.get(id)?.hostPeerId, // the sender's card: it was verified to admit the packet
+    resolve: async (to) => { const t = await resolver.resolve(to); return { id: t.id, host: t.kind === 'remote' ? t.host : 'local' } },
     hideRead: () => config.hideReadReceipts,
     log
   })

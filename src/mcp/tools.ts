@@ -18,7 +18,8 @@ const payloadShape = {
   options: z.array(z.string()).optional().describe('ESCALATE carries the options to choose from'),
   result: z.string().optional().describe('RETURN carries a result'),
   requires_reply: z.boolean().optional().describe('the sender waits for an answer'),
-  priority: z.enum(PRIORITIES).optional()
+  priority: z.enum(PRIORITIES).optional(),
+  no_receipt: z.boolean().optional().describe('ask for no receipts: the receiving host reports neither pushed nor read')
 }
 
 interface PayloadArgs { text?: string, signal?: Signal, context?: string, decision?: string, options?: string[], result?: string }
@@ -62,7 +63,7 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
     const target = await ctx.link.call('node.resolve', { target: a.to })
     const { signal, payload } = payloadOf(a)
     return await guardedSend(ctx, target.id, a.conversation_id, {
-      to: target.id, signal, payload, conversation_id: a.conversation_id, in_reply_to: a.in_reply_to, requires_reply: a.requires_reply, priority: a.priority
+      to: target.id, signal, payload, conversation_id: a.conversation_id, in_reply_to: a.in_reply_to, requires_reply: a.requires_reply, priority: a.priority, no_receipt: a.no_receipt
     })
   }))
 
@@ -74,7 +75,7 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
     const conversation = typeof original.conversation_id === 'string' ? original.conversation_id : original.id
     const { signal, payload } = payloadOf(a)
     const sent = await guardedSend(ctx, original.from_id, conversation, {
-      to: original.from_id, signal, payload, conversation_id: conversation, in_reply_to: original.id, requires_reply: a.requires_reply, priority: a.priority
+      to: original.from_id, signal, payload, conversation_id: conversation, in_reply_to: original.id, requires_reply: a.requires_reply, priority: a.priority, no_receipt: a.no_receipt
     })
     await markRead(ctx, { seqs: [original.seq] }, 'reply') // replying is handling it: the message is read
     return sent

@@ -59,7 +59,9 @@ export const FIELDS = {
   conversation_id: { kind: 'string', send: true, render: true },
   in_reply_to: { kind: 'string', send: true, render: true },
   priority: { kind: 'enum', values: PRIORITIES, send: true, render: true },
-  requires_reply: { kind: 'bool', send: true, render: true }
+  requires_reply: { kind: 'bool', send: true, render: true },
+  /** the sender wants no receipts for it: the receiving host reports no pushed/read (receipt-service.ts) */
+  no_receipt: { kind: 'bool', send: true, render: false }
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof FIELDS

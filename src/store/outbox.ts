@@ -134,6 +134,12 @@ function toEntry (key: string, value: Uint8Array): OutboxEntry {
   return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p }
 }
 
+/** What else a removal writes, and how (see OutboxStore.remove). */
+export interface RemoveOptions {
+  extra?: (live: OutboxEntry[]) => WriteOp[]
+  commit?: (ops: WriteOp[]) => Promise<void>
+}
+
 /**
  * Per-destination-host queues of durable packets waiting for an ack, an expiry
  * index over them, and the dead letters of packets that expired or were
@@ -306,16 +312,18 @@ export class OutboxStore {
    * group commit, so no `send` waits for it: a removal lost in a crash only
    * means the entries are resent after the restart, and the receiver, which
    * acked them from a synced batch, drops them as duplicates by message id
-   * (test/delivery/crash.test.ts). `commit`, when given, writes the ops
+   * (test/delivery/crash.test.ts). `extra`: ops for the same batch, of the
+   * entries removed (their receipts). `commit`, when given, writes the ops
    * instead (with whatever must land in the same batch: an A2A agent's
    * answer, the task it opened), and is called even when none is still queued.
    */
-  async remove (entries: OutboxEntry[], commit?: (ops: WriteOp[]) => Promise<void>): Promise<number> {
+  async remove (entries: OutboxEntry[], opts: RemoveOptions = {}): Promise<number> {
+    const { extra, commit } = opts
     if (entries.length === 0) return 0
     return await this.settle(async () => {
       const found = await this.present(entries)
       const live = entries.filter((_, k) => found[k])
-      const ops: WriteOp[] = []
+      const ops: WriteOp[] = live.length > 0 && extra !== undefined ? extra(live) : []
       for (const e of live) this.forget(e, ops)
       if (commit !== undefined) await commit(ops)
       else await this.committer.writeUnsynced(ops)

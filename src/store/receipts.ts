@@ -1,19 +1,17 @@
 import { EventEmitter } from 'node:events'
-import { Serial } from '../util/serial.js'
 import * as cbor from '@ipld/dag-cbor'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
-import { FifoMap } from '../util/fifo-map.js'
 
-// Receipts. On the sending host: the history of each message it sent
-// (`h!`): queued, delivered, pushed, read, refused, dead, with times. On the
-// receiving host: signed receipts waiting to reach their sender host (`y!`),
-// kept until that host took them, across restarts.
+// Receipts. On the sending host: what became of each message it sent, one
+// append-only record per state reached (`h!<id>!<state>`): nothing is written
+// at send time (a queued message is its outbox entry), the delivered record
+// rides the outbox removal's batch on ack, remote receipts one batch per frame.
+// On the receiving host: signed receipts waiting to reach their sender host
+// (`y!`), kept until that host took them, across restarts.
 
 const SENT_PREFIX = Bucket.receipt
 const OUT_PREFIX = Bucket.receiptOut
-/** delivery outcomes remembered for messages whose history is not written yet */
-const EARLY_OUTCOMES = 4096
 
 export const RECEIPT_STATES = ['queued', 'delivered', 'pushed', 'read', 'refused', 'dead'] as const
 export type ReceiptState = typeof RECEIPT_STATES[number]
@@ -22,100 +20,120 @@ export const STATE_RANK: Record<ReceiptState, number> = { queued: 0, delivered: 
 
 export interface ReceiptEvent { state: ReceiptState, at: number, reason?: string }
 
-/** What the sending host keeps per message. */
-export interface SentReceipt {
-  id: string
+/** Who a sent message went to, and how: carried by the record the sender writes itself (delivered, refused, dead). */
+export interface SentMeta {
   to: string
   from: string
   /** the host it was handed to (a peer id), or "local" */
   dest: string
-  /** the sender asked for no receipts: none is kept beyond the delivery outcome, remote receipts are refused */
+  /** the sender asked for no receipts: remote receipts are refused */
   off?: boolean
+  /** when it was queued, ms (remote sends) */
+  q?: number
+}
+
+/** One stored state of a sent message. */
+interface HistoryRecord { at: number, reason?: string, m?: SentMeta }
+
+/** What the sending host knows of a message. */
+export interface SentReceipt extends SentMeta {
+  id: string
   events: ReceiptEvent[]
 }
 
 export interface OutgoingReceipt { key: string, dest: string, bytes: Uint8Array }
 
+/** A state reached by a message, to be stored; `meta` on the sender's own outcomes. */
+export interface StateRecord extends ReceiptEvent { id: string, meta?: SentMeta }
+
 /** The state a history reached: the furthest one (a later refusal or death wins). */
-export function stateOf (r: SentReceipt): ReceiptState {
+export function stateOf (r: { events: ReceiptEvent[] }): ReceiptState {
   let best: ReceiptEvent | undefined
   for (const e of r.events) if (best === undefined || STATE_RANK[e.state] >= STATE_RANK[best.state]) best = e
   return best?.state ?? 'queued'
 }
 
-/** Emits 'change' (SentReceipt) after an event is stored. */
+/** The events in the order of the way (queued, delivered, pushed, read; refused and dead last), then by time. */
+export function ordered (events: ReceiptEvent[]): ReceiptEvent[] {
+  return [...events].sort((x, y) => STATE_RANK[x.state] - STATE_RANK[y.state] || x.at - y.at)
+}
+
+/** the write of one state of one message (a put: a repeated receipt overwrites its own key, no read first) */
+export function stateOp (r: StateRecord): WriteOp {
+  const rec: HistoryRecord = { at: r.at, ...(r.reason === undefined ? {} : { reason: r.reason }), ...(r.meta === undefined ? {} : { m: r.meta }) }
+  return { type: 'put', key: `${SENT_PREFIX}${r.id}!${r.state}`, value: toJsonBytes(rec) }
+}
+
+/** the records of `h!<id>` from before records were per state: one JSON history under the bare id */
+interface LegacyHistory extends SentMeta { events: ReceiptEvent[] }
+
+function legacy (value: Uint8Array): { meta: SentMeta, events: ReceiptEvent[] } {
+  const { events, to, from, dest, off } = fromJsonBytes<LegacyHistory>(value)
+  return { meta: { to, from, dest, off, q: events.find((e) => e.state === 'queued')?.at }, events: events.filter((e) => e.state !== 'queued') }
+}
+
+/** Emits 'change' (message id) after a state of it is stored. */
 export class ReceiptStore extends EventEmitter {
-  /** read-modify-write of marks and histories, one at a time */
-  private readonly serialized = new Serial()
-  /** delivery outcomes that came before the history of their message was started (a fast ack) */
-  private readonly early = new FifoMap<string, ReceiptEvent[]>(EARLY_OUTCOMES)
+  /** local sends: their delivered records, written together once per tick (unsynced) */
+  private readonly pendingLocal = new Map<string, StateRecord>()
+  private flushScheduled = false
 
   constructor (private readonly db: RawDb, private readonly committer: Committer) {
     super()
     this.setMaxListeners(0)
   }
 
-  async get (id: string): Promise<SentReceipt | undefined> {
-    const pending = this.pendingSent.get(id)
-    if (pending !== undefined) return pending
-    const v = await this.db.get(SENT_PREFIX + id)
-    return v === undefined ? undefined : fromJsonBytes<SentReceipt>(v)
+  /** The stored states of a message and its meta, if any record has it (one prefix scan). */
+  async records (id: string): Promise<{ meta?: SentMeta, events: ReceiptEvent[] }> {
+    const local = this.pendingLocal.get(id)
+    if (local !== undefined) return { meta: local.meta, events: [{ state: local.state, at: local.at }] }
+    let meta: SentMeta | undefined
+    const events: ReceiptEvent[] = []
+    const base = SENT_PREFIX + id
+    for await (const [key, value] of this.db.iterator({ gte: base, lt: `${base}!\xff` })) {
+      if (key === base) { const old = legacy(value); meta ??= old.meta; events.push(...old.events); continue }
+      const state = key.slice(base.length + 1) as ReceiptState
+      if (key[base.length] !== '!' || !RECEIPT_STATES.includes(state)) continue // another id's key that sorts in between
+      const rec = fromJsonBytes<HistoryRecord>(value)
+      if (rec.m !== undefined) meta = rec.m
+      events.push({ state, at: rec.at, ...(rec.reason === undefined ? {} : { reason: rec.reason }) })
+    }
+    return { meta, events }
   }
 
-  /** histories started and not yet handed to the store (written together, once per tick) */
-  private readonly pendingSent = new Map<string, SentReceipt>()
-  private flushScheduled = false
+  /** Store states (one batch): `synced` through the group commit (remote receipts), else unsynced. */
+  async record (items: StateRecord[], synced: boolean): Promise<void> {
+    if (items.length === 0) return
+    const ops = items.map(stateOp)
+    if (synced) await this.committer.write(ops)
+    else await this.committer.writeUnsynced(ops)
+    this.changed(items.map((i) => i.id))
+  }
+
+  /** Tell waiters these messages changed (after their records were written). */
+  changed (ids: Iterable<string>): void {
+    if (this.listenerCount('change') === 0) return
+    for (const id of new Set(ids)) this.emit('change', id)
+  }
 
   /**
-   * Start the history of a sent message. Off the send path's latency and with
-   * no fsync: histories started in one tick go in one unsynced batch (the
-   * message itself is durable; a history lost in an OS crash only makes later
-   * receipts for it refused).
+   * A message delivered into a local inbox at send time. Off the send path's
+   * latency and with no fsync: records of one tick go in one unsynced batch
+   * (the message itself is durable in the inbox).
    */
-  sent (item: Omit<SentReceipt, 'events'> & { state: ReceiptState }, now = Date.now()): void {
-    const { state, ...r } = item
-    const events = [{ state, at: now }, ...(this.early.get(r.id) ?? []).filter((e) => e.state !== state)]
-    if (this.early.has(r.id)) this.early.set(r.id, [])
-    this.pendingSent.set(r.id, { ...r, events })
+  local (item: StateRecord): void {
+    this.pendingLocal.set(item.id, item)
     if (this.flushScheduled) return
     this.flushScheduled = true
-    setImmediate(() => { void this.serialized.run(async () => await this.flushSent()).catch((err) => this.emit('error-log', err)) })
+    setImmediate(() => { void this.flushLocal().catch((err) => this.emit('error-log', err)) })
   }
 
-  private async flushSent (): Promise<void> {
+  private async flushLocal (): Promise<void> {
     this.flushScheduled = false
-    const batch = [...this.pendingSent.values()]
+    const batch = [...this.pendingLocal.values()]
     if (batch.length === 0) return
-    await this.committer.writeUnsynced(batch.map((r) => ({ type: 'put', key: SENT_PREFIX + r.id, value: toJsonBytes(r) })))
-    for (const r of batch) if (this.pendingSent.get(r.id) === r) this.pendingSent.delete(r.id)
-  }
-
-  /**
-   * Add events to histories that exist (each state once). `synced`: through
-   * the group commit (remote receipts); else unsynced (delivery outcomes,
-   * batched per acked frame). Returns the histories that changed.
-   */
-  async add (events: Array<{ id: string } & ReceiptEvent>, synced: boolean): Promise<SentReceipt[]> {
-    if (events.length === 0) return []
-    return await this.serialized.run(async () => {
-      const changed = new Map<string, SentReceipt>()
-      const values = await this.db.getMany(events.map((e) => SENT_PREFIX + e.id))
-      events.forEach((e, k) => {
-        const v = values[k]
-        const r = changed.get(e.id) ?? this.pendingSent.get(e.id) ?? (v === undefined ? undefined : fromJsonBytes<SentReceipt>(v))
-        if (r === undefined && !synced) this.early.set(e.id, [...(this.early.get(e.id) ?? []), { state: e.state, at: e.at, ...(e.reason === undefined ? {} : { reason: e.reason }) }])
-        if (r === undefined || r.events.some((x) => x.state === e.state)) return
-        if (r.off === true && (e.state === 'pushed' || e.state === 'read')) return // the sender asked for none
-        r.events.push({ state: e.state, at: e.at, ...(e.reason === undefined ? {} : { reason: e.reason }) })
-        changed.set(e.id, r)
-      })
-      if (changed.size === 0) return []
-      const ops: WriteOp[] = [...changed.values()].map((r) => ({ type: 'put', key: SENT_PREFIX + r.id, value: toJsonBytes(r) }))
-      if (synced) await this.committer.write(ops)
-      else await this.committer.writeUnsynced(ops)
-      for (const r of changed.values()) this.emit('change', r)
-      return [...changed.values()]
-    })
+    await this.committer.writeUnsynced(batch.map(stateOp))
+    for (const r of batch) if (this.pendingLocal.get(r.id) === r) this.pendingLocal.delete(r.id)
   }
 
   /** Queue signed receipts for sender hosts (one group-commit batch). */

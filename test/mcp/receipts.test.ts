@@ -4,7 +4,7 @@
 // receipt when it is back; a crafted receipt for a message not received is refused.
 import { strict as assert } from 'node:assert'
 import { execFile, type ChildProcess } from 'node:child_process'
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as cbor from '@ipld/dag-cbor'
 import { multiaddr } from '@multiformats/multiaddr'
@@ -134,6 +134,10 @@ describe('mcp - receipts between two hosts', function () {
       assert.equal((await receipt(hidden)).state, 'pushed', 'quiet hides read')
       const r = await receipt(off)
       assert.ok(!r.events.some((e) => e.state === 'pushed' || e.state === 'read'), `no receipts kept: ${JSON.stringify(r.events)}`)
+      assert.deepEqual(r.events.map((e) => e.state), ['queued', 'delivered'])
+      // no_receipt is a packet field: the receiving host queued no receipt for it at all (none was sent and refused)
+      const logB = readFileSync(join(b, 'amesh.log'), 'utf8')
+      assert.ok(!logB.includes(off), `the receiving host logged nothing about ${off}: ${logB.split('\n').filter((l) => l.includes(off)).join(' | ')}`)
     } finally {
       await quiet.close()
     }
@@ -172,5 +176,48 @@ describe('mcp - receipts between two hosts', function () {
     }
     const r = await receipt(id)
     assert.ok(!r.events.some((e) => e.state === 'read'), 'no forged read')
+  })
+
+  it('presence - nodes on the sender\'s host shows whether a session of a remote node is attached now and when one last read', async () => {
+    interface Row { name: string, local: boolean, session?: { attached: number, last_read?: string, last_attach?: string } }
+    const rows = async (): Promise<Row[]> => (await amesh(['nodes', '--json', '--home', a])).trim().split('\n').map((l) => JSON.parse(l) as Row)
+    const all = await rows()
+    const lead = all.find((r) => r.name === 'lead')
+    assert.equal(lead?.local, false)
+    assert.equal(lead?.session?.attached, 1, JSON.stringify(lead))
+    assert.ok(!Number.isNaN(Date.parse(lead?.session?.last_read ?? '')), 'lead has read: its last read is told')
+    // quiet's session ended in an earlier test, after it read; quiet hides read, so when it read is not told either
+    const quiet = all.find((r) => r.name === 'quiet')
+    assert.equal(quiet?.session?.attached, 0, JSON.stringify(quiet))
+    assert.ok(!Number.isNaN(Date.parse(quiet?.session?.last_attach ?? '')), 'quiet attached once')
+    assert.equal(quiet?.session?.last_read, undefined, 'hide_read_receipts hides the last read')
+    // the sender's own node carries its presence from its own host, as before
+    assert.equal(all.find((r) => r.name === 'writer')?.session?.attached, 0)
+    // and the MCP nodes tool of the session on the other host shows writer's presence as host A answers it
+    const seen = JSON.parse(textOf(await s.tool('nodes'))) as Row[]
+    assert.equal(seen.find((r) => r.name === 'writer')?.session?.attached, 0, JSON.stringify(seen))
+  })
+
+  it('receipts - a message still queued is known after the sender restarts (from its outbox entry: nothing else is stored at send time)', async () => {
+    const c = makeHome()
+    try {
+      await startHost(c, addrB)
+      await amesh(['node', 'add', 'far', '--home', c])
+      const g = JSON.parse(await amesh(['grant', '--as', 'far', '--to', 'writer', '--json', '--home', c])) as { token_id: string }
+      await until('host A to hold far\'s grant', async () => {
+        const held = (JSON.parse(await amesh(['grants', '--json', '--home', a])) as { held: Array<{ token_id: string }> }).held
+        return held.some((h) => h.token_id === g.token_id) ? true : undefined
+      }, 60_000)
+      await amesh(['down', '--home', c])
+      const id = (await amesh(['send', '--as', 'writer', 'far', 'wait for me', '--home', a])).split(' ')[0]
+      await amesh(['down', '--home', a])
+      await startHost(a, addrB)
+      const r = await receipt(id)
+      assert.equal(r.state, 'queued')
+      assert.deepEqual(r.events.map((e) => e.state), ['queued'])
+      assert.ok(!Number.isNaN(Date.parse(r.events[0].time)))
+    } finally {
+      await stopHost(c)
+    }
   })
 })

@@ -103,7 +103,7 @@ export const nodes: Command = {
   name: 'nodes',
   summary: 'cards known here (local and remote)',
   usage: 'amesh nodes [--json]',
-  help: 'Lists the nodes of this host and the remote nodes whose signed cards this host knows,\nwith kind (external/managed), serving host and parent; for local nodes whether a session is\nattached now and when one last read (session.attached, session.last_read). --json prints one object per line.',
+  help: 'Lists the nodes of this host and the remote nodes whose signed cards this host knows,\nwith kind (external/managed), serving host and parent, and whether a session is attached now\nand when one last read (session.attached, session.last_read): for remote nodes as their host\nanswers (asked when connected; no session when it did not answer). --json prints one object per line.',
   flags: {},
   run: async (args, home) => {
     needPositionals(args, 0, nodes.usage)

@@ -89,7 +89,7 @@ refused unless --allow-empty.
   --allow-empty       send an empty TEXT
   --wait STATE        block until the message is delivered, pushed or read (docs/DELIVERY.md);
                       --timeout DURATION (default 1m): on timeout, print the state reached, exit 3
-  --no-receipt        keep no receipt history for it and refuse the receiver's receipts`,
+  --no-receipt        mark the packet no_receipt: the receiving host reports neither pushed nor read`,
   flags: { as: 'string', signal: 'string', payload: 'string', conversation: 'string', 'reply-to': 'string', priority: 'string', zone: 'string', 'requires-reply': 'boolean', ttl: 'string', 'allow-empty': 'boolean', wait: 'string', timeout: 'string', 'no-receipt': 'boolean' },
   run: async (args, home) => {
     needPositionals(args, 2, send.usage)

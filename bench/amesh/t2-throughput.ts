@@ -5,13 +5,15 @@
 // packet durably (its `status` inbox.last, polled every 10 ms: counting
 // costs the receiver nothing per packet, like the raw sink it is compared to).
 import { sendMany, waitInbox, type Daemon } from '../lib/daemon.js'
+import { cpuFigures, startCpu, type CpuPerItem } from '../lib/cpu.js'
 import { mibPerSecond, nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import { RX, TX, startPair } from './pair.js'
 
 export const WINDOW = 512
 
-export interface Burst { elapsedMs: number, peakRss: { a: number, b: number } }
+/** Wall time, peak RSS of both hosts, CPU per packet of client, sender (a) and receiver (b). */
+export interface Burst { elapsedMs: number, peakRss: { a: number, b: number }, cpu: CpuPerItem }
 
 /** Time `count` packets of `size` from a:as to b:to, durable at b; samples both RSS every 100 ms. */
 export async function burst (a: Daemon, b: Daemon, count: number, size: number, as = TX, to = RX): Promise<Burst> {
@@ -25,6 +27,7 @@ export async function burst (a: Daemon, b: Daemon, count: number, size: number, 
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   })()
+  const cpu = await startCpu([{ label: 'sender', pid: a.pid }, { label: 'receiver', pid: b.pid }])
   const t0 = nowMs()
   try {
     const ids = await sendMany(a.control, as, to, count, size, WINDOW)
@@ -32,7 +35,7 @@ export async function burst (a: Daemon, b: Daemon, count: number, size: number, 
     const t1 = await waitInbox(b, to, base + count)
     const last = await b.inboxLast(to)
     if (last !== base + count) throw new Error(`receiver holds ${last - base} packets, sent ${count}`)
-    return { elapsedMs: t1 - t0, peakRss }
+    return { elapsedMs: t1 - t0, peakRss, cpu: await cpu(count) }
   } finally {
     sampling = false
     await sampler
@@ -49,7 +52,8 @@ async function t2run (ctx: BenchContext): Promise<Figure[]> {
     return [
       { name: 'T2', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', minRatio: 1.0, note },
       { name: 'T2.rss.sender', value: r.peakRss.a / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' },
-      { name: 'T2.rss.receiver', value: r.peakRss.b / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' }
+      { name: 'T2.rss.receiver', value: r.peakRss.b / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' },
+      ...cpuFigures('T2', r.cpu, 'packet', 'T2')
     ]
   } finally {
     await pair.stop()
@@ -67,7 +71,8 @@ async function t3run (ctx: BenchContext): Promise<Figure[]> {
     const note = `${count} x 64 KiB text, ${WINDOW} sends in flight, durability batch`
     return [
       { name: 'T3', value: mibPerSecond(count * KiB64, r.elapsedMs), unit: 'MiB/s', better: 'higher', baseline: 'B_stream.64KB', minRatio: 0.5, note },
-      { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note }
+      { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note },
+      ...cpuFigures('T3', r.cpu, 'packet', 'T3')
     ]
   } finally {
     await pair.stop()

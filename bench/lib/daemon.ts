@@ -2,10 +2,11 @@
 // process (foreground, our child) with its own home, driven through its
 // control socket. Children are killed if the runner exits.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
 import { waitFor } from './cli.js'
+import { cpuMsOf } from './cpu.js'
 import { rssOf } from './proc.js'
 import { nowMs } from './stats.js'
 import type { BenchContext } from './types.js'
@@ -142,14 +143,7 @@ export class Daemon {
    * per entry, which a loaded machine disturbs far less than wall time.
    */
   async cpuMs (): Promise<number | undefined> {
-    try {
-      const stat = await readFile(`/proc/${this.pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      // fields 14 and 15 of stat (utime, stime), in clock ticks of 1/100 s
-      return (Number(fields[11]) + Number(fields[12])) * 10
-    } catch {
-      return undefined
-    }
+    return await cpuMsOf(this.pid)
   }
 
   async stop (): Promise<void> {

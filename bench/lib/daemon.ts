@@ -209,6 +209,30 @@ export async function sendMany (client: ControlClient, as: string, to: string, c
 }
 
 /**
+ * As sendMany, through `send.batch`: calls of `batch` sends each, up to
+ * `window` sends in flight (window / batch calls). Returns the ids in order.
+ */
+export async function sendManyBatched (client: ControlClient, as: string, to: string, count: number, size: number, window = 512, batch = 256): Promise<string[]> {
+  const ids = new Array<string>(count)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const first = next
+      const n = Math.min(batch, count - first)
+      next += n
+      const sends = Array.from({ length: n }, (_, k) => ({ as, to, text: text(size, first + k) }))
+      const r = await client.call('send.batch', { sends })
+      r.results.forEach((x, k) => {
+        if ('error' in x) throw new Error(`send.batch entry ${first + k}: ${x.error.code}: ${x.error.message}`)
+        ids[first + k] = x.id
+      })
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(Math.floor(window / batch), Math.ceil(count / batch))) }, lane))
+  return ids
+}
+
+/**
  * Follow a node's inbox on a daemon on its own control connection. Each
  * event is passed with its arrival time; `close()` ends the stream.
  */

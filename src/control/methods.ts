@@ -14,6 +14,7 @@ import {
   type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
   type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
+import type { ErrorBody } from './protocol.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -35,6 +36,11 @@ function checkReceiptSend (raw: unknown): ReceiptSend | undefined {
   const p = checkSendParams(rest)
   return p === undefined ? undefined : { ...p, ...(off === undefined ? {} : { no_receipt: off }) }
 }
+
+/** at most this many sends in one `send.batch` */
+export const MAX_BATCH_SENDS = 1024
+/** at most this many characters of text and payload JSON in one `send.batch` */
+export const MAX_BATCH_CHARS = 8 * 1024 * 1024
 
 const sshJoinSchema = z.object({
   destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
@@ -65,6 +71,13 @@ export const METHODS = {
   /** the cards known here, each with whether `as` may message it */
   'nodes.reachable': { params: z.object({ as: name }).strict() },
   send: { params: receiptSendSchema, fast: checkReceiptSend },
+  /**
+   * many sends in one call, each exactly a `send` (checked, authorized, durable), made
+   * durable in their order; one result per entry, in order: the send's result or
+   * {error} (nothing stored for that entry). Over MAX_BATCH_SENDS entries or
+   * MAX_BATCH_CHARS the whole call is refused (BATCH_TOO_LARGE) and nothing is sent.
+   */
+  'send.batch': { params: z.object({ sends: z.array(z.unknown()).min(1) }).strict() },
   /** the sender's receipt history of a message this host sent */
   'receipt.get': { params: z.object({ id: msgId }).strict() },
   /** block until a sent message reached a state (or ended: refused, dead), or the timeout */
@@ -140,6 +153,7 @@ export interface MethodResults {
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
   send: SendResult & { receipt: ReceiptStateName | 'off' }
+  'send.batch': { results: Array<(SendResult & { receipt: ReceiptStateName | 'off' }) | { error: ErrorBody }> }
   'receipt.get': ReceiptView
   'receipt.wait': ReceiptView & { reached: boolean }
   'inbox.read': RenderedPacket[]

@@ -179,11 +179,12 @@ function parseRequest (line: string): Request {
   return { id: r.id, method: r.method, params: r.params }
 }
 
-function parseParams (m: Method<never>, raw: unknown): never {
+/** A method's params as its handler gets them: the fast check, else the schema (an InvalidArgumentError words its first issue). */
+export function parseParams<P> (m: Pick<Method<P>, 'params' | 'fast'>, raw: unknown): P {
   const quick = m.fast?.(raw ?? {})
   if (quick !== undefined) return quick
   try {
-    return (m.params as ZodType<unknown>).parse(raw ?? {}) as never
+    return (m.params as ZodType<unknown>).parse(raw ?? {}) as P
   } catch (err) {
     if (err instanceof ZodError) {
       const first = err.issues[0]

@@ -1,4 +1,7 @@
+import type { ResultOf } from '../control/methods.js'
 import type { Handlers } from '../control/server.js'
+import type { QueueResult } from '../delivery/transport.js'
+import type { SendRequest } from '../routing/send.js'
 import { RECEIPT_STATES as WIRE_STATES, type ReceiptView } from '../control/wire.js'
 import { RECEIPT_STATES, STATE_RANK, stateOf, type ReceiptState, type SentReceipt } from '../store/receipts.js'
 import { InvalidArgumentError } from '../util/errors.js'
@@ -50,20 +53,24 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
   return { ...view(host, r), reached: hasReached(r, want) }
 }
 
+/** What `send` answers once the packet is durable: its receipt history started (or off). Also each entry of `send.batch`. */
+export async function afterSend (host: Host, req: SendRequest, r: QueueResult, off: boolean | undefined): Promise<ResultOf<'send'>> {
+  const from = host.nodes.get(req.as)
+  // resolved a moment ago by the send: answered from the cache
+  const target = await host.resolver.resolve(req.to).catch(() => undefined)
+  if (from !== undefined && target !== undefined) {
+    host.receipts.sent({ id: r.id, to: target.id, from: from.record.id, dest: target.kind === 'remote' ? target.host : 'local', state: r.state, off: off === true })
+  }
+  return { ...r, receipt: off === true ? 'off' : r.state }
+}
+
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
     /** `send`: the message, then its receipt history (queued, or delivered for a local node). */
     send: {
       call: async (p) => {
         const { no_receipt: off, ...req } = p
-        const r = await host.sender.send(req)
-        const from = host.nodes.get(req.as)
-        // resolved a moment ago by the send: answered from the cache
-        const target = await host.resolver.resolve(req.to).catch(() => undefined)
-        if (from !== undefined && target !== undefined) {
-          host.receipts.sent({ id: r.id, to: target.id, from: from.record.id, dest: target.kind === 'remote' ? target.host : 'local', state: r.state, off: off === true })
-        }
-        return { ...r, receipt: off === true ? 'off' : r.state }
+        return await afterSend(host, req, await host.sender.send(req), off)
       }
     },
     'receipt.get': { call: async (p) => view(host, await receiptOf(host, p.id)) },

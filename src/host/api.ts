@@ -13,6 +13,7 @@ import { inboxMethods } from './api-inbox.js'
 import { permissionMethods } from './api-permission.js'
 import { consumptionMethods, readUpTo } from './api-consumption.js'
 import { receiptMethods } from './api-receipts.js'
+import { sendBatchMethods } from './api-send.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
 
@@ -153,6 +154,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
       }
     },
     ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
+    ...sendBatchMethods(host),
     'inbox.read': {
       call: async (p) => {
         const id = localNode(host, p.node)

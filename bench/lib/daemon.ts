@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
+import { renderFollowPage } from '../../src/control/follow-frames.js'
 import { waitFor } from './cli.js'
 import { cpuMsOf } from './cpu.js'
 import { rssOf } from './proc.js'
@@ -236,9 +237,12 @@ export async function sendManyBatched (client: ControlClient, as: string, to: st
  * Follow a node's inbox on a daemon on its own control connection. Each
  * event is passed with its arrival time; `close()` ends the stream.
  */
-export async function followInbox (d: Daemon, node: string, after: number, onEvent: (e: Rendered, at: number) => void): Promise<{ close: () => void, done: Promise<void> }> {
+export async function followInbox (d: Daemon, node: string, after: number, onEvent: (e: Rendered, at: number) => void, framing: 'ndjson' | 'binary' = 'ndjson'): Promise<{ close: () => void, done: Promise<void> }> {
   const client = await d.connect()
-  const done = client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) }).catch(() => {})
+  const done = (framing === 'binary'
+    // what `amesh inbox --follow` does: binary pages rendered in the client
+    ? client.frames('inbox.follow', { node, after }, (body) => { const at = nowMs(); for (const e of renderFollowPage(body)) onEvent(e, at) })
+    : client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) })).catch(() => {})
   return { close: () => client.close(), done }
 }
 

@@ -37,6 +37,9 @@ function checkReceiptSend (raw: unknown): ReceiptSend | undefined {
   return p === undefined ? undefined : { ...p, ...(off === undefined ? {} : { no_receipt: off }) }
 }
 
+/** how a stream's events travel: one JSON line each, or binary frames (src/control/follow-frames.ts) */
+export const FRAMINGS = ['ndjson', 'binary'] as const
+
 /** at most this many sends in one `send.batch` */
 export const MAX_BATCH_SENDS = 1024
 /** at most this many characters of text and payload JSON in one `send.batch` */
@@ -83,7 +86,8 @@ export const METHODS = {
   /** block until a sent message reached a state (or ended: refused, dead), or the timeout */
   'receipt.wait': { params: z.object({ id: msgId, state: z.enum(RECEIPT_STATES), timeout_ms: z.number().int().min(0).max(MAX_RECEIPT_WAIT) }).strict() },
   'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict() },
-  'inbox.follow': { params: z.object({ node: name, after: seq.optional() }).strict() },
+  /** framing "binary": pages as binary frames of stored bytes (follow-frames.ts), for ControlClient.frames; default NDJSON events */
+  'inbox.follow': { params: z.object({ node: name, after: seq.optional(), framing: z.enum(FRAMINGS).optional() }).strict() },
   /** the node's most recent packets (acked or not), oldest first */
   'inbox.recent': { params: z.object({ node: name, limit: z.number().int().min(1).max(1000).optional() }).strict() },
   /** one packet of the node's retained inbox, by message id */

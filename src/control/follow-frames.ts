@@ -2,8 +2,8 @@
 // (`inbox.follow` with framing "binary"; the CLI's `inbox --follow`): a page
 // of inbox entries travels as their stored packet bytes instead of one JSON
 // line each, so a replay costs neither the daemon's JSON rendering nor the
-// client's JSON parse; the client renders each entry with renderEntry, the
-// same function the JSON stream's output equals.
+// client's JSON parse; the client renders each entry as renderEntry does (the
+// packet read by the direct decoder), which the JSON stream's output equals.
 //
 // On the socket a binary frame is  0x00, u32 request id, u32 body length,
 // body  (big-endian); a JSON line never starts with 0x00, so both kinds mix
@@ -18,7 +18,8 @@
 import * as cbor from '@ipld/dag-cbor'
 import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TAG, MAJOR_TEXT } from '../packet/cbor-cursor.js'
 import type { Packet } from '../packet/types.js'
-import { renderEntry, type PacketEntry, type RenderedPacket } from '../packet/render.js'
+import { PacketDecoder } from '../packet/decode-fast.js'
+import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
 import { MalformedFrameError } from '../util/errors.js'
 import { MAX_LINE_BYTES } from './protocol.js'
 
@@ -159,8 +160,12 @@ export function decodeFollowPage (body: Uint8Array): { entries: PacketEntry[], l
 }
 
 /** The rendered entries of a follow page: what the JSON stream sends for them. */
-export function renderFollowPage (body: Uint8Array): RenderedPacket[] {
+export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
   const { entries, labels } = decodeFollowPage(body)
   const label = (id: string): string => labels.get(id) ?? id
-  return entries.map((e) => renderEntry(e, label))
+  // the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way
+  return entries.map((e) => {
+    const p = decoder.decode(e.packet)
+    return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  })
 }

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert'
 import type { ControlClient } from '../../src/control/client.js'
 import { MAX_BATCH_CHARS, MAX_BATCH_SENDS, type ResultOf } from '../../src/control/methods.js'
-import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { jsonLines, spawnAmesh, startHost, waitFor, type TestHost } from '../utils/hosts.js'
 
 interface Row { seq: number, id: string, from: string, signal: string, payload: { text?: string, context?: string } }
 type Results = ResultOf<'send.batch'>['results']
@@ -137,5 +137,17 @@ describe('control - send.batch', function () {
     const rows = await inbox(h, 'bob')
     assert.deepEqual(rows.map((x) => x.payload.text), lines)
     assert.deepEqual(rows.map((x) => x.id), out.map((x) => x.id))
+    // amesh inbox --follow (binary pages rendered by the CLI) prints what amesh inbox (inbox.read, JSON) prints
+    const read = (await h.ok(['inbox', 'bob', '--after', '0', '--limit', '10000'])).trimEnd().split('\n')
+    assert.equal(read.length, lines.length)
+    const follow = spawnAmesh(['inbox', 'bob', '--after', '0', '--follow', '--home', h.home])
+    let text = ''
+    follow.stdout.on('data', (b: Buffer) => { text += b.toString('utf8') })
+    try {
+      await waitFor(async () => text.split('\n').length > lines.length || undefined, 60_000, 'inbox --follow to print every packet')
+    } finally {
+      follow.kill('SIGKILL')
+    }
+    assert.deepEqual(text.trimEnd().split('\n'), read)
   })
 })

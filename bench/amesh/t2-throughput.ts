@@ -4,17 +4,26 @@
 // runs from the first send to the moment the receiver's inbox holds the last
 // packet durably (its `status` inbox.last, polled every 10 ms: counting
 // costs the receiver nothing per packet, like the raw sink it is compared to).
-import { sendMany, waitInbox, type Daemon } from '../lib/daemon.js'
+import { sendMany, sendManyBatched, waitInbox, type Daemon } from '../lib/daemon.js'
+import { cpuFigures, startCpu, type CpuPerItem } from '../lib/cpu.js'
 import { mibPerSecond, nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import { RX, TX, startPair } from './pair.js'
 
 export const WINDOW = 512
+/** sends per `send.batch` call in T2.batch (WINDOW / BATCH calls in flight) */
+export const BATCH = 256
 
-export interface Burst { elapsedMs: number, peakRss: { a: number, b: number } }
+/** How a burst's packets are handed to the sender's control socket. */
+export type SendFn = (a: Daemon, as: string, to: string, count: number, size: number) => Promise<string[]>
+const single: SendFn = async (a, as, to, count, size) => await sendMany(a.control, as, to, count, size, WINDOW)
+const batched: SendFn = async (a, as, to, count, size) => await sendManyBatched(a.control, as, to, count, size, WINDOW, BATCH)
+
+/** Wall time, peak RSS of both hosts, CPU per packet of client, sender (a) and receiver (b). */
+export interface Burst { elapsedMs: number, peakRss: { a: number, b: number }, cpu: CpuPerItem }
 
 /** Time `count` packets of `size` from a:as to b:to, durable at b; samples both RSS every 100 ms. */
-export async function burst (a: Daemon, b: Daemon, count: number, size: number, as = TX, to = RX): Promise<Burst> {
+export async function burst (a: Daemon, b: Daemon, count: number, size: number, as = TX, to = RX, send: SendFn = single): Promise<Burst> {
   const base = await b.inboxLast(to)
   const peakRss = { a: 0, b: 0 }
   let sampling = true
@@ -25,14 +34,15 @@ export async function burst (a: Daemon, b: Daemon, count: number, size: number, 
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   })()
+  const cpu = await startCpu([{ label: 'sender', pid: a.pid }, { label: 'receiver', pid: b.pid }])
   const t0 = nowMs()
   try {
-    const ids = await sendMany(a.control, as, to, count, size, WINDOW)
+    const ids = await send(a, as, to, count, size)
     if (new Set(ids).size !== count) throw new Error('duplicate packet ids')
     const t1 = await waitInbox(b, to, base + count)
     const last = await b.inboxLast(to)
     if (last !== base + count) throw new Error(`receiver holds ${last - base} packets, sent ${count}`)
-    return { elapsedMs: t1 - t0, peakRss }
+    return { elapsedMs: t1 - t0, peakRss, cpu: await cpu(count) }
   } finally {
     sampling = false
     await sampler
@@ -45,11 +55,17 @@ async function t2run (ctx: BenchContext): Promise<Figure[]> {
   try {
     await burst(pair.a, pair.b, ctx.count(2000, 200), 512) // warm-up
     const r = await burst(pair.a, pair.b, count, 512)
+    await burst(pair.a, pair.b, ctx.count(2000, 200), 512, TX, RX, batched) // warm-up of send.batch
+    const rb = await burst(pair.a, pair.b, count, 512, TX, RX, batched)
     const note = `${count} x 512 B text, ${WINDOW} sends in flight, durability batch`
+    const batchNote = `${count} x 512 B text, send.batch of ${BATCH}, ${WINDOW / BATCH} calls (${WINDOW} sends) in flight, durability batch`
     return [
       { name: 'T2', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', minRatio: 1.0, note },
       { name: 'T2.rss.sender', value: r.peakRss.a / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' },
-      { name: 'T2.rss.receiver', value: r.peakRss.b / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' }
+      { name: 'T2.rss.receiver', value: r.peakRss.b / 2 ** 20, unit: 'MiB', better: 'lower', baseline: 'B_rss.host', note: 'peak during T2' },
+      ...cpuFigures('T2', r.cpu, 'packet', 'T2'),
+      { name: 'T2.batch', value: perSecond(count, rb.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', note: batchNote },
+      ...cpuFigures('T2.batch', rb.cpu, 'packet', 'T2.batch')
     ]
   } finally {
     await pair.stop()
@@ -67,7 +83,8 @@ async function t3run (ctx: BenchContext): Promise<Figure[]> {
     const note = `${count} x 64 KiB text, ${WINDOW} sends in flight, durability batch`
     return [
       { name: 'T3', value: mibPerSecond(count * KiB64, r.elapsedMs), unit: 'MiB/s', better: 'higher', baseline: 'B_stream.64KB', minRatio: 0.5, note },
-      { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note }
+      { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note },
+      ...cpuFigures('T3', r.cpu, 'packet', 'T3')
     ]
   } finally {
     await pair.stop()

@@ -21,7 +21,7 @@ async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number
   return { ms, daemon, client: (c.user + c.system) / count }
 }
 
-async function followAll (d: Daemon, node: string, count: number): Promise<number> {
+async function followAll (d: Daemon, node: string, count: number, framing: 'ndjson' | 'binary'): Promise<number> {
   let n = 0
   let lastSeq = 0
   let done!: (t: number) => void
@@ -31,7 +31,7 @@ async function followAll (d: Daemon, node: string, count: number): Promise<numbe
     if (e.seq !== lastSeq + 1) throw new Error(`replay gap: seq ${e.seq} after ${lastSeq}`)
     lastSeq = e.seq
     if (++n === count) done(at)
-  })
+  }, framing)
   const timer = setTimeout(() => done(Number.NaN), 300_000)
   const t1 = await finished
   clearTimeout(timer)
@@ -65,19 +65,23 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
     const fillMs = nowMs() - tf
     const held = await d.rss()
-    const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count))
+    const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'binary'))
+    const ndjson = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'ndjson'))
     const read = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count))
     const followMs = follow.ms
     const readMs = read.ms
     const note = `${count} stored 512 B packets`
     const figures: Figure[] = [
-      { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0` },
+      { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0, binary pages rendered by the client (amesh inbox --follow)` },
+      { name: 'T4.ndjson', value: perSecond(count, ndjson.ms), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.follow from seq 0, NDJSON events (scripts, --json, the faces)` },
       { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.read pages of 10,000` },
       { name: 'T4.fill', value: perSecond(count, fillMs), unit: 'msg/s', better: 'higher', baseline: 'B_batch', note: `local sends src -> dst, ${WINDOW} in flight, durability batch` }
     ]
     const cpuNote = (what: string): string => `CPU time per entry during ${what} (user + system; steadier than entries/s on a loaded machine)`
     if (follow.daemon !== undefined) figures.push({ name: 'T4.cpu.daemon', value: follow.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the daemon') })
     figures.push({ name: 'T4.cpu.client', value: follow.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the consumer (control client)') })
+    if (ndjson.daemon !== undefined) figures.push({ name: 'T4.ndjson.cpu.daemon', value: ndjson.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the daemon') })
+    figures.push({ name: 'T4.ndjson.cpu.client', value: ndjson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the consumer') })
     if (read.daemon !== undefined) figures.push({ name: 'T4.read.cpu.daemon', value: read.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon') })
     figures.push({ name: 'T4.read.cpu.client', value: read.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the consumer') })
     if (held !== undefined) figures.push({ name: 'T6.inbox', value: held / 2 ** 20, unit: 'MiB', better: 'lower', max: 200, note: `RSS of the host holding ${count} unacked packets in one inbox` })

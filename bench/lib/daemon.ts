@@ -2,10 +2,12 @@
 // process (foreground, our child) with its own home, driven through its
 // control socket. Children are killed if the runner exits.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
+import { renderFollowPage } from '../../src/control/follow-frames.js'
 import { waitFor } from './cli.js'
+import { cpuMsOf } from './cpu.js'
 import { rssOf } from './proc.js'
 import { nowMs } from './stats.js'
 import type { BenchContext } from './types.js'
@@ -148,14 +150,7 @@ export class Daemon {
    * per entry, which a loaded machine disturbs far less than wall time.
    */
   async cpuMs (): Promise<number | undefined> {
-    try {
-      const stat = await readFile(`/proc/${this.pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      // fields 14 and 15 of stat (utime, stime), in clock ticks of 1/100 s
-      return (Number(fields[11]) + Number(fields[12])) * 10
-    } catch {
-      return undefined
-    }
+    return await cpuMsOf(this.pid)
   }
 
   async stop (): Promise<void> {
@@ -221,12 +216,39 @@ export async function sendMany (client: ControlClient, as: string, to: string, c
 }
 
 /**
+ * As sendMany, through `send.batch`: calls of `batch` sends each, up to
+ * `window` sends in flight (window / batch calls). Returns the ids in order.
+ */
+export async function sendManyBatched (client: ControlClient, as: string, to: string, count: number, size: number, window = 512, batch = 256): Promise<string[]> {
+  const ids = new Array<string>(count)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const first = next
+      const n = Math.min(batch, count - first)
+      next += n
+      const sends = Array.from({ length: n }, (_, k) => ({ as, to, text: text(size, first + k) }))
+      const r = await client.call('send.batch', { sends })
+      r.results.forEach((x, k) => {
+        if ('error' in x) throw new Error(`send.batch entry ${first + k}: ${x.error.code}: ${x.error.message}`)
+        ids[first + k] = x.id
+      })
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(Math.floor(window / batch), Math.ceil(count / batch))) }, lane))
+  return ids
+}
+
+/**
  * Follow a node's inbox on a daemon on its own control connection. Each
  * event is passed with its arrival time; `close()` ends the stream.
  */
-export async function followInbox (d: Daemon, node: string, after: number, onEvent: (e: Rendered, at: number) => void): Promise<{ close: () => void, done: Promise<void> }> {
+export async function followInbox (d: Daemon, node: string, after: number, onEvent: (e: Rendered, at: number) => void, framing: 'ndjson' | 'binary' = 'ndjson'): Promise<{ close: () => void, done: Promise<void> }> {
   const client = await d.connect()
-  const done = client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) }).catch(() => {})
+  const done = (framing === 'binary'
+    // what `amesh inbox --follow` does: binary pages rendered in the client
+    ? client.frames('inbox.follow', { node, after }, (body) => { const at = nowMs(); for (const e of renderFollowPage(body)) onEvent(e, at) })
+    : client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) })).catch(() => {})
   return { close: () => client.close(), done }
 }
 

@@ -77,6 +77,8 @@ class WorkerProcess implements Worker {
 
   constructor (private readonly child: ChildProcess, private readonly label: string) {
     child.on('message', (raw: unknown) => { if (isWorkerMessage(raw)) this.deliver(raw) })
+    // a send to a child that is exiting fails with EPIPE: its exit is reported by 'exit'
+    child.on('error', () => {})
     this.exitPromise = new Promise(resolve => {
       child.on('exit', (code, signal) => {
         live.delete(child)

@@ -1,7 +1,8 @@
 import { connect, type Socket } from 'node:net'
-import { AmeshError, DaemonNotRunningError } from '../util/errors.js'
+import { AmeshError, DaemonNotRunningError, MalformedFrameError } from '../util/errors.js'
+import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './follow-frames.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
-import { LineSplitter, type Reply } from './protocol.js'
+import type { Reply } from './protocol.js'
 
 /** The params argument of a method: optional when the method takes none. */
 export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
@@ -10,6 +11,67 @@ interface Pending {
   resolve: (v: unknown) => void
   reject: (e: unknown) => void
   onEvent?: (event: unknown) => void
+  onFrame?: (body: Uint8Array) => void
+}
+
+/**
+ * Splits the daemon's replies: JSON lines and binary frames (follow-frames.ts)
+ * mixed on one connection, each bounded. Received chunks are held until the
+ * frame they hold is complete (its length is known from its head) or a line's
+ * newline arrived, then joined once: a frame of megabytes costs linear time.
+ */
+export class ReplyReader {
+  private parts: Buffer[] = []
+  private held = 0
+  /** bytes the held frame needs before it can be read (0: a line, waiting for its newline) */
+  private need = 0
+
+  constructor (private readonly onLine: (line: string) => void, private readonly onFrame: (id: number, body: Uint8Array) => void, private readonly max = MAX_FRAME_BYTES) {}
+
+  push (chunk: Buffer): void {
+    this.parts.push(chunk)
+    this.held += chunk.length
+    if (this.held < this.need) return
+    if (this.need === 0 && this.parts.length > 1 && chunk.indexOf(0x0a) < 0) { this.bound(); return }
+    const buf = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.held)
+    this.parts = []
+    this.held = 0
+    this.need = 0
+    const at = this.read(buf)
+    if (at < buf.length) {
+      const rest = buf.subarray(at)
+      this.parts = [rest]
+      this.held = rest.length
+      this.need = rest[0] !== FRAME_MARK ? 0 : rest.length < FRAME_HEAD ? FRAME_HEAD : FRAME_HEAD + rest.readUInt32BE(5)
+      this.bound()
+    }
+  }
+
+  /** Read whole lines and frames from the start of buf; returns where the first incomplete one starts. */
+  private read (buf: Buffer): number {
+    let at = 0
+    while (at < buf.length) {
+      if (buf[at] === FRAME_MARK) {
+        if (buf.length - at < FRAME_HEAD) return at
+        const len = buf.readUInt32BE(at + 5)
+        if (len > this.max) throw new MalformedFrameError(`control frame of ${len} bytes (at most ${this.max})`)
+        if (buf.length - at - FRAME_HEAD < len) return at
+        this.onFrame(buf.readUInt32BE(at + 1), buf.subarray(at + FRAME_HEAD, at + FRAME_HEAD + len))
+        at += FRAME_HEAD + len
+        continue
+      }
+      const nl = buf.indexOf(0x0a, at)
+      if (nl < 0) return at
+      const line = buf.toString('utf8', at, nl)
+      if (line.trim() !== '') this.onLine(line)
+      at = nl + 1
+    }
+    return at
+  }
+
+  private bound (): void {
+    if (this.held > this.max + FRAME_HEAD) throw new MalformedFrameError(`control reply longer than ${this.max} bytes`)
+  }
 }
 
 /** An error returned by the daemon, carrying its stable code. */
@@ -27,9 +89,8 @@ export class ControlClient {
   private closed = false
 
   private constructor (private readonly socket: Socket) {
-    socket.setEncoding('utf8')
-    const splitter = new LineSplitter((line) => this.onLine(line))
-    socket.on('data', (chunk: string) => splitter.push(chunk))
+    const reader = new ReplyReader((line) => this.onLine(line), (id, body) => this.pending.get(id)?.onFrame?.(body))
+    socket.on('data', (chunk: Buffer) => reader.push(chunk))
     socket.on('close', () => this.onClose())
     socket.on('error', () => {})
   }
@@ -72,6 +133,15 @@ export class ControlClient {
     await this.send(method, params, onEvent as (event: unknown) => void)
   }
 
+  /**
+   * Run a streaming method with binary framing (`framing: "binary"` is added
+   * to the params): `onFrame` gets each frame's body (a view, valid during
+   * the call); resolves when the stream ends.
+   */
+  async frames<K extends StreamName> (method: K, params: ParamsOf<K>, onFrame: (body: Uint8Array) => void): Promise<void> {
+    await this.send(method, { ...params, framing: 'binary' }, undefined, onFrame)
+  }
+
   /** Call any method by name, untyped (a server with its own table, or a deliberately wrong request). */
   async request<T = unknown> (method: string, params: object = {}): Promise<T> {
     return await this.send(method, params) as T
@@ -82,11 +152,11 @@ export class ControlClient {
     await this.send(method, params, onEvent)
   }
 
-  private async send (method: string, params: object, onEvent?: (event: unknown) => void): Promise<unknown> {
+  private async send (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
     if (this.closed) throw new DaemonNotRunningError('the control connection is closed')
     const id = this.nextId++
     return await new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onEvent })
+      this.pending.set(id, { resolve, reject, onEvent, onFrame })
       this.socket.write(JSON.stringify({ id, method, params }) + '\n')
     })
   }

@@ -14,6 +14,7 @@ import {
   type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
   type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
+import type { ErrorBody } from './protocol.js'
 
 const name = z.string().min(1).max(256)
 const seq = z.number().int().min(0)
@@ -22,6 +23,14 @@ const word = z.string().min(1).max(4096)
 const msgId = z.string().min(1).max(256)
 /** the longest a `receipt.wait` call blocks, ms */
 const MAX_RECEIPT_WAIT = DAY
+
+/** how a stream's events travel: one JSON line each, or binary frames (src/control/follow-frames.ts) */
+export const FRAMINGS = ['ndjson', 'binary'] as const
+
+/** at most this many sends in one `send.batch` */
+export const MAX_BATCH_SENDS = 1024
+/** at most this many characters of text and payload JSON in one `send.batch` */
+export const MAX_BATCH_CHARS = 8 * 1024 * 1024
 
 const sshJoinSchema = z.object({
   destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),
@@ -54,12 +63,20 @@ export const METHODS = {
   /** the cards known here, each with whether `as` may message it */
   'nodes.reachable': { params: z.object({ as: name }).strict() },
   send: { params: sendSchema, fast: checkSendParams },
+  /**
+   * many sends in one call, each exactly a `send` (checked, authorized, durable), made
+   * durable in their order; one result per entry, in order: the send's result or
+   * {error} (nothing stored for that entry). Over MAX_BATCH_SENDS entries or
+   * MAX_BATCH_CHARS the whole call is refused (BATCH_TOO_LARGE) and nothing is sent.
+   */
+  'send.batch': { params: z.object({ sends: z.array(z.unknown()).min(1) }).strict() },
   /** the sender's receipt history of a message this host sent */
   'receipt.get': { params: z.object({ id: msgId }).strict() },
   /** block until a sent message reached a state (or ended: refused, dead), or the timeout */
   'receipt.wait': { params: z.object({ id: msgId, state: z.enum(RECEIPT_STATES), timeout_ms: z.number().int().min(0).max(MAX_RECEIPT_WAIT) }).strict() },
   'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict() },
-  'inbox.follow': { params: z.object({ node: name, after: seq.optional() }).strict() },
+  /** framing "binary": pages as binary frames of stored bytes (follow-frames.ts), for ControlClient.frames; default NDJSON events */
+  'inbox.follow': { params: z.object({ node: name, after: seq.optional(), framing: z.enum(FRAMINGS).optional() }).strict() },
   /** the node's most recent packets (acked or not), oldest first */
   'inbox.recent': { params: z.object({ node: name, limit: z.number().int().min(1).max(1000).optional() }).strict() },
   /** one packet of the node's retained inbox, by message id */
@@ -130,6 +147,7 @@ export interface MethodResults {
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
   send: SendResult & { receipt: ReceiptStateName | 'off' }
+  'send.batch': { results: Array<(SendResult & { receipt: ReceiptStateName | 'off' }) | { error: ErrorBody }> }
   'receipt.get': ReceiptView
   'receipt.wait': ReceiptView & { reached: boolean }
   'inbox.read': RenderedPacket[]

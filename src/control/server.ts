@@ -7,6 +7,7 @@ import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
+import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
 
 
 /** A stream handler gets an emit function and an abort signal (the client went away). */
@@ -23,6 +24,12 @@ export interface StreamSink {
   frame?: (count: number, encode: EncodeItem, sizeHint?: number) => Uint8Array | undefined
   /** send lines made by `frame` in one socket write; resolves when the socket has room again */
   emitFramed?: (lines: Uint8Array | undefined) => Promise<void>
+  /**
+   * send one binary frame (follow-frames.ts) whose body starts at FRAME_HEAD of
+   * `frame` (the head is filled in here), for a stream whose client asked for
+   * binary framing; resolves when the socket has room again
+   */
+  emitBinary?: (frame: Uint8Array) => Promise<void>
   signal: AbortSignal
 }
 
@@ -160,7 +167,8 @@ export class ControlServer {
     const emitMany = async (events: unknown[]): Promise<void> => { await conn.write(events.length === 0 ? undefined : events.map((event) => line({ id, event })).join(''), true) }
     const frame = (count: number, encode: EncodeItem, sizeHint?: number): Uint8Array | undefined => encodeEvents(id, count, encode, sizeHint)
     const emitFramed = async (lines: Uint8Array | undefined): Promise<void> => { await conn.write(lines, true) }
-    await m.stream?.(params, { emit, emitMany, frame, emitFramed, signal })
+    const emitBinary = async (bytes: Uint8Array): Promise<void> => { await conn.write(binaryFrame(id, bytes), true) }
+    await m.stream?.(params, { emit, emitMany, frame, emitFramed, emitBinary, signal })
     if (!signal.aborted) await conn.write(line({ id, end: true }))
   }
 }
@@ -179,11 +187,12 @@ function parseRequest (line: string): Request {
   return { id: r.id, method: r.method, params: r.params }
 }
 
-function parseParams (m: Method<never>, raw: unknown): never {
+/** A method's params as its handler gets them: the fast check, else the schema (an InvalidArgumentError words its first issue). */
+export function parseParams<P> (m: Pick<Method<P>, 'params' | 'fast'>, raw: unknown): P {
   const quick = m.fast?.(raw ?? {})
   if (quick !== undefined) return quick
   try {
-    return (m.params as ZodType<unknown>).parse(raw ?? {}) as never
+    return (m.params as ZodType<unknown>).parse(raw ?? {}) as P
   } catch (err) {
     if (err instanceof ZodError) {
       const first = err.issues[0]
@@ -191,6 +200,15 @@ function parseParams (m: Method<never>, raw: unknown): never {
     }
     throw err
   }
+}
+
+/** Fill in the head of a binary frame (marker, request id, body length) in front of its body. */
+function binaryFrame (id: number, frame: Uint8Array): Uint8Array {
+  const view = new DataView(frame.buffer, frame.byteOffset, FRAME_HEAD)
+  view.setUint8(0, FRAME_MARK)
+  view.setUint32(1, id)
+  view.setUint32(5, frame.byteLength - FRAME_HEAD)
+  return frame
 }
 
 /** Event lines {"id":N,"event":<item k>} for k < count, as bytes. */

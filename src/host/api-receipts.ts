@@ -1,4 +1,7 @@
+import type { ResultOf } from '../control/methods.js'
 import type { Handlers } from '../control/server.js'
+import type { QueueResult } from '../delivery/transport.js'
+import type { SendRequest } from '../routing/send.js'
 import { RECEIPT_STATES as WIRE_STATES, type ReceiptView } from '../control/wire.js'
 import { RECEIPT_STATES, STATE_RANK, stateOf, type ReceiptState, type SentReceipt } from '../store/receipts.js'
 import { InvalidArgumentError } from '../util/errors.js'
@@ -54,20 +57,24 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
   return { ...view(host, r), reached: hasReached(r, want) }
 }
 
+/** What `send` answers once the packet is durable: what receipts know of it (nothing stored for a remote send). Also each entry of `send.batch`. */
+export async function afterSend (host: Host, req: SendRequest, r: QueueResult): Promise<ResultOf<'send'>> {
+  const off = req.no_receipt === true
+  const from = host.nodes.get(req.as)
+  if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: req.to, off })
+  if (from !== undefined && r.state === 'delivered') {
+    const target = await host.resolver.resolve(req.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
+    if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from: from.record.id, off })
+  }
+  return { ...r, receipt: off ? 'off' : r.state }
+}
+
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
     /** `send`: the message (no_receipt is a packet field), then what receipts know of it: nothing stored for a remote send. */
     send: {
       call: async (p) => {
-        const off = p.no_receipt === true
-        const r = await host.sender.send(p)
-        const from = host.nodes.get(p.as)
-        if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: p.to, off })
-        if (from !== undefined && r.state === 'delivered') {
-          const target = await host.resolver.resolve(p.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
-          if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from: from.record.id, off })
-        }
-        return { ...r, receipt: off ? 'off' : r.state }
+        return await afterSend(host, p, await host.sender.send(p))
       }
     },
     'receipt.get': { call: async (p) => view(host, await receiptOf(host, p.id)) },

@@ -4,6 +4,7 @@ import { UnknownNodeError } from '../util/errors.js'
 import type { Components } from './components.js'
 import { renderEntry } from '../packet/render.js'
 import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
+import { encodeFollowPage } from '../control/follow-frames.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
@@ -13,6 +14,7 @@ import { inboxMethods } from './api-inbox.js'
 import { permissionMethods } from './api-permission.js'
 import { consumptionMethods, readUpTo } from './api-consumption.js'
 import { receiptMethods } from './api-receipts.js'
+import { sendBatchMethods } from './api-send.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
 
@@ -43,13 +45,21 @@ function nextPageSize (entries: InboxEntry[]): number {
 
 
 /**
- * Send one page of entries on the stream. With a framing sink the page is
+ * Send one page of entries on the stream: for a client that asked for binary
+ * framing, as one frame of the stored bytes (follow-frames.ts). With a framing sink the page is
  * rendered now and sent once `before` (the previous page) has drained, so
  * rendering overlaps the consumer reading; resolves when this page is
  * handed to the socket, with the promise of its drain (wrapped: a promise
  * resolving to a promise would wait for it).
  */
-async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Promise<{ drained: Promise<void> }> {
+async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>, binary: boolean): Promise<{ drained: Promise<void> }> {
+  if (binary && sink.emitBinary !== undefined) {
+    const frame = encodeFollowPage(entries, label)
+    await before
+    const drained = sink.emitBinary(frame)
+    drained.catch(() => {}) // awaited before the next page or at the end
+    return { drained }
+  }
   if (sink.frame !== undefined && sink.emitFramed !== undefined) {
     const lines = sink.frame(entries.length, entriesJsonEncoder(entries, label), renderedJsonSize(entries))
     await before
@@ -89,7 +99,7 @@ interface PageRead { entries: Promise<InboxEntry[]>, limit: number, appended: Pr
  * rendered, read ahead), and it is sent only once the previous one drained.
  * Once caught up, the loop waits for an append.
  */
-async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string, after: number, sink: StreamSink): Promise<void> {
+async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string, after: number, sink: StreamSink, binary: boolean): Promise<void> {
   let cursor = after
   const label = (id: string): string => host.label(id)
   let wake: (() => void) | undefined
@@ -119,7 +129,7 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
       const limit = nextPageSize(entries)
       const ahead = full ? start(cursor, limit) : undefined
       ahead?.entries.catch(() => {}) // awaited next turn; not unhandled if this write fails first
-      drained = (await emitPage(sink, entries, label, drained)).drained
+      drained = (await emitPage(sink, entries, label, drained, binary)).drained
       if (ahead !== undefined) { page = ahead; continue }
       await drained
       await page.appended
@@ -153,6 +163,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
       }
     },
     ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
+    ...sendBatchMethods(host),
     'inbox.read': {
       call: async (p) => {
         const id = localNode(host, p.node)
@@ -167,7 +178,7 @@ export function controlMethods (host: Components, shutdown: () => void): MethodT
       stream: async (p, sink) => {
         const id = localNode(host, p.node)
         const after = p.after ?? (await host.inbox.info(id)).cursor
-        await follow(host, id, after, sink)
+        await follow(host, id, after, sink, p.framing === 'binary')
       }
     },
     ack: {

@@ -32,7 +32,11 @@ export const OPTIONAL_FIELDS = RENDERED_FIELDS
 /** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
 export function renderEntry (entry: PacketEntry, label: (id: string) => string): RenderedPacket {
   // inbox entries were validated when they were stored: decode without re-validating
-  const p = cbor.decode<Packet>(entry.packet)
+  return renderPacket(cbor.decode<Packet>(entry.packet), entry, label)
+}
+
+/** renderEntry of an entry whose packet is already decoded (`p`: the decoded `entry.packet`). */
+export function renderPacket (p: Packet, entry: PacketEntry, label: (id: string) => string): RenderedPacket {
   const out: RenderedPacket = {
     seq: entry.seq,
     id: p.id,

@@ -73,6 +73,9 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
   return packet
 }
 
+/** A send built and authorized, not yet handed to its transport. */
+export interface PreparedSend { packet: Packet, bytes: Uint8Array, target: Target, ttl: number }
+
 /** `send`: validate, resolve, check the ACL, write durably (outbox or local inbox), return the id. */
 export class Sender {
   /** this sender's packet codec (its encode scratch is per instance) */
@@ -81,12 +84,26 @@ export class Sender {
   constructor (private readonly components: SenderComponents) {}
 
   async send (req: SendRequest): Promise<QueueResult> {
+    return await this.deliver(await this.prepare(req))
+  }
+
+  /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
+  async prepare (req: SendRequest): Promise<PreparedSend> {
     const c = this.components
     const from = await c.registry.ensure(req.as)
     const target = await c.resolver.resolve(req.to)
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
     await c.authorizer.authorizeSend(packet, from, target)
-    const transport = c.transports[target.kind] as Transport<Target>
-    return await transport.deliver(packet, this.codec.encode(packet), target, req.ttl_ms ?? c.ttl)
+    return { packet, bytes: this.codec.encode(packet), target, ttl: req.ttl_ms ?? c.ttl }
+  }
+
+  /**
+   * Make a prepared send durable. The transport takes the packet before this
+   * returns its promise (the outbox stages it, the inbox takes its place in
+   * line), so packets delivered one after another keep that order.
+   */
+  async deliver (s: PreparedSend): Promise<QueueResult> {
+    const transport = this.components.transports[s.target.kind] as Transport<Target>
+    return await transport.deliver(s.packet, s.bytes, s.target, s.ttl)
   }
 }

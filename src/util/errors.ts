@@ -41,6 +41,8 @@ export const NotServedHereError = defineError('NotServedHereError', 'NOT_SERVED_
 export const ChannelBindingError = defineError('ChannelBindingError', 'CHANNEL_BINDING')
 export const InvalidSignatureError = defineError('InvalidSignatureError', 'INVALID_SIGNATURE')
 export const AccessDeniedError = defineError('AccessDeniedError', 'ACCESS_DENIED')
+/** `send.batch`: more sends or more text than one call may carry; nothing was sent. */
+export const BatchTooLargeError = defineError('BatchTooLargeError', 'BATCH_TOO_LARGE')
 export const ConfigError = defineError('ConfigError', 'CONFIG')
 /** The store's disk is full or under the low-space watermark: nothing is written; retry once space returns. */
 export const StoreFullError = defineError('StoreFullError', 'STORE_FULL')

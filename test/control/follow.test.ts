@@ -3,6 +3,7 @@
 // replay, and the rendered JSON of the byte renderer (the same as renderEntry).
 import { strict as assert } from 'node:assert'
 import type { ControlClient } from '../../src/control/client.js'
+import { renderFollowPage } from '../../src/control/follow-frames.js'
 import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
 
 interface Row { seq: number, id: string, from: string, from_id: string, to: string, to_id: string, signal: string, payload: { text?: string }, scope: unknown, ts: number, received: number, session_id?: string }
@@ -43,6 +44,41 @@ describe('control - inbox.follow and inbox.read', function () {
     assert.deepEqual(got.slice(0, -1).map((r) => r.session_id), Array.from({ length: STORED + LIVE }, (_, i) => `s${i + 1}`))
     assert.equal(got[got.length - 1].payload.text, 'after the replay')
     assert.ok(got.every((r) => r.from === 'al' && r.to === 'bob' && r.signal === 'MESSAGE'), 'names rendered')
+  })
+
+  it('binary framing (what amesh inbox --follow uses) gives the same entries as the NDJSON stream, from seq 0 and from a cursor, live ones too', async () => {
+    const collect = async (framing: 'ndjson' | 'binary', after: number, want: number): Promise<Row[]> => {
+      const f = await h.client()
+      const got: Row[] = []
+      const done = (framing === 'binary'
+        ? f.frames('inbox.follow', { node: 'bob', after }, (body) => { got.push(...renderFollowPage(body) as Row[]) })
+        : f.stream('inbox.follow', { node: 'bob', after }, (e) => { got.push(e as Row) })).catch(() => {})
+      await waitFor(async () => got.length >= want || undefined, 60_000, `the ${framing} follow from ${after}`)
+      f.close()
+      await done
+      return got
+    }
+    const total = (await c.call('status')).nodes.find((n) => n.name === 'bob')?.inbox
+    const last = total !== undefined && !('error' in total) ? total.last : 0
+    assert.ok(last >= STORED)
+    for (const after of [0, 333]) {
+      const ndjson = await collect('ndjson', after, last - after)
+      const binary = await collect('binary', after, last - after)
+      assert.equal(binary.length, last - after)
+      assert.deepEqual(binary, ndjson, `the same rendered entries after ${after}`)
+    }
+    // a live packet reaches a binary follower too, as the JSON stream renders it
+    const f = await h.client()
+    const live: Row[] = []
+    const done = f.frames('inbox.follow', { node: 'bob', after: last }, (body) => { live.push(...renderFollowPage(body) as Row[]) }).catch(() => {})
+    await c.call('send', { as: 'al', to: 'bob', text: 'live, binary', session_id: 'sl' })
+    await waitFor(async () => live.length >= 1 || undefined, 20_000, 'the live packet')
+    f.close()
+    await done
+    const [read] = await c.call('inbox.read', { node: 'bob', after: last, limit: 1 })
+    assert.deepEqual(live, [read])
+    assert.equal(live[0].from, 'al')
+    assert.equal(live[0].payload.text, 'live, binary')
   })
 
   it('follow from a cursor and inbox.read pages give the same rendered entries as each other', async () => {

@@ -3,6 +3,7 @@ import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
 import { connectRunning } from '../../control/connect.js'
+import { renderFollowPage } from '../../control/follow-frames.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {
@@ -14,15 +15,21 @@ async function show (p: RenderedPacket, json: boolean): Promise<void> {
   await printLineAsync(json ? JSON.stringify(p) : human(p))
 }
 
+/**
+ * `--follow`: printed as they come, in order. For people the stream comes in
+ * binary pages of stored bytes rendered here (follow-frames.ts: no JSON per
+ * entry on either side); --json keeps the NDJSON stream, byte for byte.
+ */
 async function followInbox (client: ControlClient, node: string, after: number | undefined, json: boolean, autoAck: boolean): Promise<void> {
   let chain = Promise.resolve()
-  await client.stream('inbox.follow', { node, after }, (event) => {
-    const p = event as RenderedPacket
+  const onEntry = (p: RenderedPacket): void => {
     chain = chain.then(async () => {
       await show(p, json)
       if (autoAck) await client.call('ack', { node, seq: p.seq })
     })
-  })
+  }
+  if (json) await client.stream('inbox.follow', { node, after }, (event) => onEntry(event as RenderedPacket))
+  else await client.frames('inbox.follow', { node, after }, (body) => { for (const p of renderFollowPage(body)) onEntry(p) })
   await chain
 }
 

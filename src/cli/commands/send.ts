@@ -1,5 +1,5 @@
 import type { ControlClient } from '../../control/client.js'
-import type { ResultOf } from '../../control/methods.js'
+import { MAX_BATCH_CHARS, MAX_BATCH_SENDS, type ResultOf } from '../../control/methods.js'
 import { SIGNAL_RULES } from '../../packet/rules.js'
 import type { PayloadField, Signal } from '../../packet/types.js'
 import { SIGNALS } from '../../packet/types.js'
@@ -55,17 +55,73 @@ function withText (base: Record<string, unknown>, payload: Record<string, unknow
   return { ...base, payload: { ...payload, [field]: text } }
 }
 
-async function sendStdin (client: ControlClient, base: Record<string, unknown>, payload: Record<string, unknown>): Promise<number> {
-  let failures = 0
-  for await (const line of strictLines(process.stdin)) {
-    if (line === '') continue
-    try {
-      printJson(await client.request('send', withText(base, payload, line)))
-    } catch (err) {
-      failures++
-      printJson({ error: { code: errorCode(err), message: errorMessage(err) } })
-    }
+/** The first lines of `queue` that fit one `send.batch` (at least one), taken off it. */
+function takeBatch (queue: string[], extraChars: number): string[] {
+  let n = 0
+  let chars = 0
+  while (n < queue.length && n < MAX_BATCH_SENDS) {
+    chars += queue[n].length + extraChars
+    if (n > 0 && chars > MAX_BATCH_CHARS) break
+    n++
   }
+  return queue.splice(0, n)
+}
+
+/** Send one batch of lines; prints one result line per line, in order; returns how many failed. */
+async function sendLines (client: ControlClient, base: Record<string, unknown>, payload: Record<string, unknown>, lines: string[]): Promise<number> {
+  const sends = lines.map((line) => withText(base, payload, line))
+  let results: ResultOf<'send.batch'>['results']
+  try {
+    // a lone line too large for a batch goes as a `send`, which words its own error
+    results = lines.length === 1 && lines[0].length > MAX_BATCH_CHARS
+      ? [await client.request<ResultOf<'send'>>('send', sends[0])]
+      : (await client.call('send.batch', { sends })).results
+  } catch (err) {
+    results = lines.map(() => ({ error: { code: errorCode(err), message: errorMessage(err) } }))
+  }
+  let failures = 0
+  for (const r of results) {
+    if ('error' in r) failures++
+    printJson(r)
+  }
+  return failures
+}
+
+/**
+ * `send -`: every stdin line one message, in order. Lines are sent in
+ * batches (`send.batch`, one call in flight): what arrived while the
+ * previous batch was sent goes in the next, so a lone line leaves at once
+ * and a burst costs one call per batch.
+ */
+async function sendStdin (client: ControlClient, base: Record<string, unknown>, payload: Record<string, unknown>): Promise<number> {
+  const queue: string[] = []
+  let ended = false
+  let wake: (() => void) | undefined
+  const reader = (async () => {
+    try {
+      for await (const line of strictLines(process.stdin)) {
+        if (line === '') continue
+        queue.push(line)
+        wake?.()
+      }
+    } finally {
+      ended = true
+      wake?.()
+    }
+  })()
+  reader.catch(() => {}) // awaited below, once the lines read before a failure were sent
+  const extraChars = JSON.stringify(payload).length
+  let failures = 0
+  for (;;) {
+    if (queue.length === 0) {
+      if (ended) break
+      await new Promise<void>((resolve) => { wake = resolve })
+      wake = undefined
+      continue
+    }
+    failures += await sendLines(client, base, payload, takeBatch(queue, extraChars))
+  }
+  await reader
   return failures === 0 ? 0 : 1
 }
 
@@ -77,7 +133,8 @@ export const send: Command = {
 Returns once the packet is durable: "queued" in the outbox for a remote host, or
 "delivered" into a local node's inbox. TEXT fills the signal's main field (text for
 MESSAGE/ESCALATE, result for RETURN, context otherwise); with - as TEXT, every stdin line
-is one message (empty lines are skipped) and one JSON result line is printed per message.
+is one message (empty lines are skipped), sent in order in batches (one control call per
+batch), and one JSON result line is printed per message, in order.
 Text must be valid UTF-8 (other bytes are refused, never replaced); an empty TEXT is
 refused unless --allow-empty.
 

@@ -1,0 +1,171 @@
+// The binary framing of control-socket streams, for clients that ask for it
+// (`inbox.follow` with framing "binary"; the CLI's `inbox --follow`): a page
+// of inbox entries travels as their stored packet bytes instead of one JSON
+// line each, so a replay costs neither the daemon's JSON rendering nor the
+// client's JSON parse; the client renders each entry as renderEntry does (the
+// packet read by the direct decoder), which the JSON stream's output equals.
+//
+// On the socket a binary frame is  0x00, u32 request id, u32 body length,
+// body  (big-endian); a JSON line never starts with 0x00, so both kinds mix
+// on one connection (the stream still ends with its JSON `end` line).
+// A follow page body:
+//   u32 entry count, u16 label count,
+//   per label:  u16 id length, id, u16 name length, name   (UTF-8)
+//   per entry:  f64 seq, f64 received (ms), u32 packet length, packet bytes
+// The labels are the names this host knows for the page's from/to node ids
+// (ids it knows no name for are left out: renderEntry then uses the name the
+// packet carries, exactly as on the daemon).
+import * as cbor from '@ipld/dag-cbor'
+import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TAG, MAJOR_TEXT } from '../packet/cbor-cursor.js'
+import type { Packet } from '../packet/types.js'
+import { PacketDecoder } from '../packet/decode-fast.js'
+import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
+import { MalformedFrameError } from '../util/errors.js'
+import { MAX_LINE_BYTES } from './protocol.js'
+
+/** the first byte of a binary frame (a JSON reply line starts with '{') */
+export const FRAME_MARK = 0x00
+/** marker, request id, body length */
+export const FRAME_HEAD = 9
+/** the largest frame body a client accepts */
+export const MAX_FRAME_BYTES = MAX_LINE_BYTES
+
+const MAX_DEPTH = 32
+const utf8 = new TextEncoder()
+const text = new TextDecoder()
+
+/** Move the cursor past one whole item; false when it is outside the strict subset. */
+function skipItem (c: CborCursor, depth: number): boolean {
+  if (depth > MAX_DEPTH || !c.next()) return false
+  const n = c.arg
+  switch (c.major) {
+    case MAJOR_BYTES:
+    case MAJOR_TEXT:
+      if (c.pos + n > c.end) return false
+      c.pos += n
+      return true
+    case MAJOR_ARRAY:
+      for (let i = 0; i < n; i++) if (!skipItem(c, depth + 1)) return false
+      return true
+    case MAJOR_MAP:
+      for (let i = 0; i < 2 * n; i++) if (!skipItem(c, depth + 1)) return false
+      return true
+    case MAJOR_TAG:
+      return skipItem(c, depth + 1)
+    default:
+      return true
+  }
+}
+
+function textAt (c: CborCursor): string | undefined {
+  const n = c.expect(MAJOR_TEXT)
+  if (n < 0 || c.pos + n > c.end) return undefined
+  const s = text.decode(c.bytes.subarray(c.pos, c.pos + n))
+  c.pos += n
+  return s
+}
+
+/** The from and to node ids of stored packet bytes, read without decoding the rest. */
+export function partiesOf (bytes: Uint8Array, c = new CborCursor()): [string, string] | undefined {
+  c.reset(bytes)
+  const n = c.expect(MAJOR_MAP)
+  let from: string | undefined
+  let to: string | undefined
+  for (let i = 0; i < n; i++) {
+    const key = textAt(c)
+    if (key === undefined) return fallback(bytes)
+    if (key === 'from' || key === 'to') {
+      const v = textAt(c)
+      if (v === undefined) return fallback(bytes)
+      if (key === 'from') from = v
+      else to = v
+    } else if (!skipItem(c, 1)) return fallback(bytes)
+  }
+  return from !== undefined && to !== undefined ? [from, to] : fallback(bytes)
+}
+
+/** Bytes the cursor does not take (never the case for stored packets): ask dag-cbor. */
+function fallback (bytes: Uint8Array): [string, string] | undefined {
+  try {
+    const p = cbor.decode<Packet>(bytes)
+    return typeof p.from === 'string' && typeof p.to === 'string' ? [p.from, p.to] : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The body of a follow page (at FRAME_HEAD: the frame's head is left for the stream to fill in). */
+export function encodeFollowPage (entries: readonly PacketEntry[], label: (id: string) => string): Uint8Array {
+  const names = new Map<string, Uint8Array>()
+  const seen = new Set<string>()
+  const cursor = new CborCursor()
+  let size = FRAME_HEAD + 6
+  for (const e of entries) {
+    size += 20 + e.packet.byteLength
+    for (const id of partiesOf(e.packet, cursor) ?? []) {
+      if (seen.has(id)) continue
+      seen.add(id)
+      const name = label(id)
+      if (name !== id) names.set(id, utf8.encode(name))
+    }
+  }
+  const ids = new Map<string, Uint8Array>()
+  for (const [id, name] of names) { const b = utf8.encode(id); ids.set(id, b); size += 4 + b.length + name.length }
+  const out = new Uint8Array(size)
+  const view = new DataView(out.buffer)
+  let at = FRAME_HEAD
+  view.setUint32(at, entries.length); at += 4
+  view.setUint16(at, names.size); at += 2
+  for (const [id, name] of names) {
+    const idb = ids.get(id) as Uint8Array
+    view.setUint16(at, idb.length); out.set(idb, at + 2); at += 2 + idb.length
+    view.setUint16(at, name.length); out.set(name, at + 2); at += 2 + name.length
+  }
+  for (const e of entries) {
+    view.setFloat64(at, e.seq); view.setFloat64(at + 8, e.received); view.setUint32(at + 16, e.packet.byteLength)
+    out.set(e.packet, at + 20)
+    at += 20 + e.packet.byteLength
+  }
+  return out
+}
+
+/** The entries of a follow page body and the names of its node ids (views into `body`). */
+export function decodeFollowPage (body: Uint8Array): { entries: PacketEntry[], labels: Map<string, string> } {
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const need = (at: number, n: number): void => { if (at + n > body.length) throw new MalformedFrameError(`follow page cut short at byte ${at}`) }
+  need(0, 6)
+  const count = view.getUint32(0)
+  const nLabels = view.getUint16(4)
+  let at = 6
+  const str = (): string => {
+    need(at, 2)
+    const n = view.getUint16(at)
+    need(at + 2, n)
+    const s = text.decode(body.subarray(at + 2, at + 2 + n))
+    at += 2 + n
+    return s
+  }
+  const labels = new Map<string, string>()
+  for (let i = 0; i < nLabels; i++) { const id = str(); labels.set(id, str()) }
+  const entries: PacketEntry[] = []
+  for (let i = 0; i < count; i++) {
+    need(at, 20)
+    const len = view.getUint32(at + 16)
+    need(at + 20, len)
+    entries.push({ seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) })
+    at += 20 + len
+  }
+  if (at !== body.length) throw new MalformedFrameError(`follow page has ${body.length - at} bytes after its last entry`)
+  return { entries, labels }
+}
+
+/** The rendered entries of a follow page: what the JSON stream sends for them. */
+export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
+  const { entries, labels } = decodeFollowPage(body)
+  const label = (id: string): string => labels.get(id) ?? id
+  // the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way
+  return entries.map((e) => {
+    const p = decoder.decode(e.packet)
+    return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  })
+}

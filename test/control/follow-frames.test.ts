@@ -1,0 +1,65 @@
+// The binary follow framing on its own: pages round-trip, the from/to reader
+// agrees with dag-cbor, and the client's reply reader splits JSON lines and
+// binary frames the same however the bytes are chunked.
+import { strict as assert } from 'node:assert'
+import * as cbor from '@ipld/dag-cbor'
+import { ReplyReader } from '../../src/control/client.js'
+import { decodeFollowPage, encodeFollowPage, FRAME_HEAD, partiesOf, renderFollowPage } from '../../src/control/follow-frames.js'
+import { encodePacket } from '../../src/packet/codec.js'
+import { renderEntry, type PacketEntry } from '../../src/packet/render.js'
+import type { Packet } from '../../src/packet/types.js'
+
+const A = 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK'
+const B = 'did:key:z6MkjchhfUsD6mmvni8mCdXHw216Xrm9bQe2mBH1P5RDjVJG'
+
+function packet (i: number, extra: Partial<Packet> = {}): Packet {
+  return { id: `01M8RWT6PBZDJ9P45D9JGK${String(i).padStart(4, '0')}`, from: i % 2 === 0 ? A : B, to: B, from_name: i % 2 === 0 ? 'al' : 'bo', to_name: 'bo', signal: 'MESSAGE', scope: { files: ['x'], zone: 'project' }, payload: { text: `${i} "é" ${'z'.repeat(i % 50)}`, context: 'ctx' }, ts: 1_796_000_000_000 + i, ...extra }
+}
+
+function entries (n: number): PacketEntry[] {
+  return Array.from({ length: n }, (_, i) => ({ seq: i + 1, received: 1_796_000_000_500 + i, packet: encodePacket(packet(i, i % 3 === 0 ? { session_id: `s${i}`, priority: 'high' } : {})) }))
+}
+
+describe('control - binary follow frames', () => {
+  it('a page renders to exactly what renderEntry gives for its entries, with the host labels (and none for unknown ids)', () => {
+    const es = entries(120)
+    const label = (id: string): string => id === A ? 'alice-here' : id
+    const body = encodeFollowPage(es, label).subarray(FRAME_HEAD)
+    assert.deepEqual(renderFollowPage(body), es.map((e) => renderEntry(e, label)))
+    const { labels } = decodeFollowPage(body)
+    assert.deepEqual([...labels], [[A, 'alice-here']])
+  })
+
+  it('partiesOf reads from and to as dag-cbor does', () => {
+    for (const e of entries(40)) {
+      const p = cbor.decode<Packet>(e.packet)
+      assert.deepEqual(partiesOf(e.packet), [p.from, p.to])
+    }
+    assert.equal(partiesOf(new Uint8Array([0xff])), undefined)
+  })
+
+  it('a cut page is refused with a named error', () => {
+    const body = encodeFollowPage(entries(3), (id) => id).subarray(FRAME_HEAD)
+    assert.throws(() => decodeFollowPage(body.subarray(0, body.length - 1)), { name: 'MalformedFrameError' })
+  })
+
+  it('the reply reader gives the same lines and frames for any chunking', () => {
+    const frame = (id: number, body: Uint8Array): Buffer => {
+      const b = Buffer.alloc(FRAME_HEAD + body.length)
+      b.writeUInt32BE(id, 1); b.writeUInt32BE(body.length, 5); b.set(body, FRAME_HEAD)
+      return b
+    }
+    const big = Buffer.alloc(200_000, 7)
+    const stream = Buffer.concat([Buffer.from('{"id":1,"result":"é"}\n'), frame(2, Buffer.from([1, 2, 3])), frame(2, big), Buffer.from('{"id":2,"end":true}\n'), frame(3, new Uint8Array(0)), Buffer.from('{"id":4,"result":"ü ok"}\n')])
+    const run = (sizes: (i: number) => number): string[] => {
+      const out: string[] = []
+      const r = new ReplyReader((line) => out.push(line), (id, body) => out.push(`frame ${id} ${body.length} ${Buffer.from(body).toString('hex').slice(0, 12)}`))
+      for (let at = 0, i = 0; at < stream.length; i++) { const n = Math.max(1, sizes(i)); r.push(stream.subarray(at, at + n)); at += n }
+      return out
+    }
+    const whole = run(() => stream.length)
+    assert.equal(whole.length, 6)
+    assert.equal(whole[0], '{"id":1,"result":"é"}')
+    for (const sizes of [() => 1, () => 7, (i: number) => (i * 7919) % 65_536, () => 65_536]) assert.deepEqual(run(sizes), whole)
+  })
+})

@@ -15,6 +15,7 @@ import { consumptionMethods, readUpTo } from './api-consumption.js'
 import { receiptMethods } from './api-receipts.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
+import { a2aMethods, a2aOff, type A2aFaceState } from './api-a2a.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
 const FOLLOW_FIRST_PAGE = 256
@@ -133,8 +134,9 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
 }
 
 /** The daemon's control methods, each over the components it reads. */
-export function controlMethods (host: Components, shutdown: () => void): MethodTable {
+export function controlMethods (host: Components, shutdown: () => void, a2a: A2aFaceState = a2aOff()): MethodTable {
   return implement({
+    ...a2aMethods(host, a2a),
     status: { call: async () => await hostStatus(host) },
     id: {
       call: async () => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String) })

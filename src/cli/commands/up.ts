@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { openSync } from 'node:fs'
-import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
+import { a2aFromFlag, loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
 import { homePaths } from '../../control/paths.js'
 import { initHome } from '../../control/home.js'
 import { checkPeerAddr } from '../../control/peer-addr.js'
@@ -29,6 +29,8 @@ function configFor (args: Parsed, home: string): HostConfig {
   cfg.mdns = mdnsFromEnv(cfg.mdns)
   const durability = str(args, 'durability')
   if (durability !== undefined) cfg.durability = parseDurability(durability)
+  const a2a = str(args, 'a2a')
+  if (a2a !== undefined) cfg.a2a = a2aFromFlag(a2a, cfg.a2a)
   return cfg
 }
 
@@ -90,7 +92,7 @@ async function foreground (config: HostConfig, home: string, before: HomeSnapsho
 export const up: Command = {
   name: 'up',
   summary: 'start this host\'s amesh daemon',
-  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--detach]',
+  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--a2a HOST:PORT] [--detach]',
   help: `Starts the host daemon for the home: a libp2p peer (TCP, Noise, Yamux, Kademlia DHT,
 mDNS, gossipsub), the LevelDB store and the control socket. Runs in the foreground
 until SIGINT/SIGTERM or \`amesh down\`; with --detach it runs in the background and logs
@@ -106,8 +108,10 @@ the same settings. A first start that fails removes what it created.
   --peer MULTIADDR     bootstrap peer (repeatable), e.g. /ip4/10.0.0.2/tcp/4747/p2p/12D3Koo...
   --no-mdns            no LAN discovery (also: mdns: false in config.yaml, AMESH_MDNS=off)
   --durability MODE    always | batch (default) | none — see docs/CONFIGURATION.md
+  --a2a HOST:PORT      serve the A2A 1.0 face there (off by default; also a2a: {listen} in
+                       config.yaml); use a loopback address unless a2a.cert/key are set (docs/A2A.md)
   --detach             run in the background; print the peer id and addresses, then exit`,
-  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean' },
+  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', a2a: 'string', detach: 'boolean' },
   run: async (args, home) => {
     // read once, before anything is created: bad flags or config fail here
     const settings = settingsFor(args, home)

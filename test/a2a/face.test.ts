@@ -5,15 +5,12 @@ import { createPublicKey } from 'node:crypto'
 import { TaskState, verifyAgentCardSignature, AgentCard, type StreamResponse } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
 import { startHost, type TestHost } from '../utils/hosts.js'
+import { publicKeyFromNodeId } from '../../src/identity/node-key.js'
 import { grantA2a, sdkClient, startFaceHost, textMessage, waitInbox, type Credential, type FaceHost } from './helpers.js'
 
-/** The Ed25519 public key a did:key names (multicodec 0xed01 + 32 bytes, base58btc). */
+/** The Ed25519 public key a did:key names, for the SDK's verifier. */
 function didKeyToJwk (kid: string): ReturnType<typeof createPublicKey> {
-  const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-  let n = 0n
-  for (const ch of kid.slice('did:key:z'.length)) n = n * 58n + BigInt(ALPHABET.indexOf(ch))
-  const bytes = Buffer.from(n.toString(16).padStart(68, '0'), 'hex')
-  const raw = bytes.subarray(bytes.length - 32)
+  const raw = Buffer.from(publicKeyFromNodeId(kid))
   return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
 }
 
@@ -54,7 +51,12 @@ describe('a2a face - the official SDK client', function () {
     assert.ok(bindings.includes('JSONRPC') && bindings.includes('HTTP+JSON'), bindings.join(','))
     assert.equal(card.capabilities?.streaming, true)
     assert.ok(Object.keys(card.securitySchemes).includes('ameshBearer'))
-    await verifyAgentCardSignature(async (kid) => didKeyToJwk(kid))(card)
+    // the SDK's verifier canonicalises through AgentCard.fromJSON, so it is given the card's JSON: handed
+    // the parsed card (as Client.getAgentCard does) it re-parses a parsed oneOf (securitySchemes) to nothing
+    await verifyAgentCardSignature(async (kid) => didKeyToJwk(kid))(json as unknown as AgentCard)
+    // and a forged card does not verify
+    const forged = { ...json, description: 'forged' }
+    await assert.rejects(verifyAgentCardSignature(async (kid) => didKeyToJwk(kid))(forged as unknown as AgentCard))
     const list = await (await fetch(`${a.base}/nodes`)).json() as { nodes: Array<{ name: string }> }
     assert.deepEqual(list.nodes.map((n) => n.name).sort(), ['lead'])
   })

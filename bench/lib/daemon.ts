@@ -18,6 +18,8 @@ export interface DaemonOptions {
   peers?: string[]
   /** extra node flags for this daemon (e.g. --cpu-prof) */
   nodeArgs?: string[]
+  /** extra config.yaml lines (e.g. the A2A face's `a2a: {listen: …}`) */
+  config?: string[]
 }
 
 /** A packet as the control socket renders it (the fields the bench uses). */
@@ -69,7 +71,7 @@ export class Daemon {
     hookExit()
     const home = await ctx.tmpDir(label)
     await mkdir(home, { recursive: true, mode: 0o700 })
-    const cfg = ['listen: ["/ip4/127.0.0.1/tcp/0"]', 'mdns: false', `durability: ${opts.durability ?? 'batch'}`]
+    const cfg = ['listen: ["/ip4/127.0.0.1/tcp/0"]', 'mdns: false', `durability: ${opts.durability ?? 'batch'}`, ...(opts.config ?? [])]
     await writeFile(join(home, 'config.yaml'), cfg.join('\n') + '\n')
     const log = await open(join(home, 'amesh.log'), 'a')
     const args = [...envNodeArgs(), ...(opts.nodeArgs ?? []), join(ctx.root, 'bin', 'amesh'), 'up', '--home', home]

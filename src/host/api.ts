@@ -137,7 +137,7 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
 export function controlMethods (host: Components, shutdown: () => void, a2a: A2aFaceState = a2aOff()): MethodTable {
   return implement({
     ...a2aMethods(host, a2a),
-    status: { call: async () => await hostStatus(host) },
+    status: { call: async () => ({ ...(await hostStatus(host)), a2a: a2a.info }) },
     id: {
       call: async () => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String) })
     },

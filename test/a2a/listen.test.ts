@@ -32,6 +32,8 @@ describe('a2a face - where it listens', function () {
       const info = await c.call('a2a.info')
       assert.match(info.listen ?? '', /^127\.0\.0\.1:\d+$/)
       assert.equal(info.warning, null)
+      const status = await c.call('status') as { a2a?: { listen: string | null } }
+      assert.equal(status.a2a?.listen, info.listen)
     } finally { c.close() }
     const port = Number(base.split(':')[2])
     assert.equal((await fetch(`http://127.0.0.1:${port}/nodes`)).status, 200)

@@ -117,6 +117,24 @@ describe('a2a face - tasks, resume, refusals', function () {
     }, 20_000, 'the stored task to be COMPLETED')
   })
 
+  it('a2a face - two concurrent subscribers get the same events in the same order', async () => {
+    const r = await (await rpc(a.base, 'lead', cred.secret, 'SendMessage', sendParams('watch me'))).json() as { result: { task: { id: string } } }
+    const id = r.result.task.id
+    const spawn = (await inbox(a, 'lead')).find((p) => p.payload.context === 'watch me')
+    assert.ok(spawn !== undefined)
+    const subs = [0, 1].map(async () => await readSse(await rpc(a.base, 'lead', cred.secret, 'SubscribeToTask', { id }, { 'A2A-Extensions': RESUME }), 100))
+    // connected before or after the packets, each subscriber gets the whole history once, in order
+    for (const step of ['a', 'b']) await a.ok(['send', '--as', 'lead', 'caller', step, '--signal', 'BLOCKED_ON', '--reply-to', spawn.id])
+    await a.ok(['send', '--as', 'lead', 'caller', 'ok', '--signal', 'RETURN', '--reply-to', spawn.id])
+    const [x, y] = await Promise.all(subs)
+    assert.deepEqual(x.map((e) => e.id), [1, 2, 3, 4, 5])
+    assert.deepEqual(y, x)
+    await waitFor(async () => {
+      const t = await (await rpc(a.base, 'lead', cred.secret, 'GetTask', { id })).json() as { result: { status: { state: string } } }
+      return t.result.status.state === 'TASK_STATE_COMPLETED'
+    }, 20_000, 'the stored task to be COMPLETED')
+  })
+
   it('a2a face - GetTask and ListTasks show the same tasks after a daemon restart', async () => {
     const before = await (await rpc(a.base, 'lead', cred.secret, 'ListTasks', {})).json() as { result: { tasks: Array<{ id: string, status: { state: string } }> } }
     assert.ok(before.result.tasks.length >= 3)

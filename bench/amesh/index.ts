@@ -9,5 +9,6 @@ import { t6 } from './t6-memory.js'
 import { t7 } from './t7-scale.js'
 import { t8 } from './t8-growth.js'
 import { t9 } from './t9-relayed.js'
+import { a2a } from './a2a.js'
 
-export const ameshMeasurements: Measurement[] = [t1, t2, t3, t4, t5, t6, t7, t8, t9]
+export const ameshMeasurements: Measurement[] = [t1, t2, t3, t4, t5, t6, t7, t8, t9, a2a]

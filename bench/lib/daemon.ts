@@ -24,7 +24,7 @@ export interface DaemonOptions {
   netns?: string
   /** listen address (default /ip4/127.0.0.1/tcp/0) */
   listen?: string
-  /** extra config.yaml lines (e.g. relay settings) */
+  /** extra config.yaml lines (e.g. relay settings, the A2A face's `a2a: {listen: …}`) */
   config?: string[]
 }
 

@@ -7,6 +7,7 @@ import { z, type ZodType } from 'zod'
 import { SIGNALS, ZONES } from '../packet/types.js'
 import { PERMISSION_VERDICT_METHOD, permissionVerdictSchema } from './permission.js'
 import { checkSendParams, sendSchema } from './send-params.js'
+import { A2A_METHODS, type A2aMethodResults } from './a2a-methods.js'
 import { DAY } from '../util/time.js'
 import {
   READ_BY, RECEIPT_STATES,
@@ -131,13 +132,14 @@ export const METHODS = {
   'agent.stop': { params: z.object({ name }).strict() },
   'agent.ls': { params: none },
   'agent.heartbeat': { params: z.object({ name }).strict() },
-  'agent.host-grant': { params: z.object({ to: name, cmd: z.string().min(1).max(256), expires_ms: z.number().int().positive().optional() }).strict() }
+  'agent.host-grant': { params: z.object({ to: name, cmd: z.string().min(1).max(256), expires_ms: z.number().int().positive().optional() }).strict() },
+  ...A2A_METHODS
 } as const satisfies Record<string, MethodSpec>
 
 export type MethodName = keyof typeof METHODS
 
 /** What each method returns (a stream method: void; its events are in StreamEvents). */
-export interface MethodResults {
+export interface MethodResults extends A2aMethodResults {
   status: StatusResult
   id: { peerId: string, addrs: string[] }
   nodes: NodeRow[]

@@ -53,9 +53,22 @@ export interface NodeExtension {
   params: NodeExtensionParams
 }
 
+/** Another declared extension (the A2A face's resume extension): `required` absent means false. */
+export interface DeclaredExtension {
+  uri: string
+  description: string
+  required?: boolean
+}
+
+/** URI of amesh's SSE resume extension (A2A face, docs/A2A.md). */
+export const RESUME_EXTENSION_URI = 'https://amesh.dev/extensions/a2a-resume/v1'
+/** The name of the HTTP bearer scheme in a card served by the A2A face. */
+export const A2A_BEARER_SCHEME = 'ameshBearer'
+
 export interface AgentCapabilities {
   streaming: boolean
   pushNotifications: boolean
+  /** the node extension first; a face-served card adds DeclaredExtensions after it (see card.ts withA2aFace) */
   extensions: NodeExtension[]
 }
 
@@ -69,6 +82,9 @@ export interface AgentCard {
   defaultInputModes: string[]
   defaultOutputModes: string[]
   skills: AgentSkill[]
+  /** filled when the host's A2A face serves the node (proto-JSON SecurityScheme map) */
+  securitySchemes?: Record<string, JsonObject>
+  securityRequirements?: JsonObject[]
 }
 
 export interface SignedAgentCard extends AgentCard {
@@ -85,6 +101,8 @@ export interface CardInfo {
   parent?: string
   skills?: AgentSkill[]
   version?: string
+  /** the A2A face's base URL (http://127.0.0.1:PORT): adds its JSONRPC and HTTP+JSON interfaces */
+  a2aBaseUrl?: string
   issuedAt: number
   expiresAt: number
 }

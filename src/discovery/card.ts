@@ -12,9 +12,9 @@ import { BoundedIndex, contentHash } from './card-index.js'
 import { b64url, signDetached, verifyDetached } from './card-jws.js'
 import { parseCardShape } from './card-shape.js'
 import {
-  A2A_PROTOCOL_VERSION, AMESH_BINDING_URI, CardMalformedError, CardSignatureError, DEFAULT_CARD_VERSION, DEFAULT_MODES,
+  A2A_BEARER_SCHEME, A2A_PROTOCOL_VERSION, AMESH_BINDING_URI, RESUME_EXTENSION_URI, CardMalformedError, CardSignatureError, DEFAULT_CARD_VERSION, DEFAULT_MODES,
   NODE_EXTENSION_URI, NODE_NAME_PATTERN, VERIFIED_CARD_CACHE_SIZE,
-  type AgentCard, type AgentSkill, type CardInfo, type NodeExtensionParams, type SignedAgentCard, type VerifiedCard
+  type AgentCard, type AgentSkill, type DeclaredExtension, type NodeExtension, type CardInfo, type NodeExtensionParams, type SignedAgentCard, type VerifiedCard
 } from './card-types.js'
 
 export * from './card-types.js'
@@ -38,6 +38,52 @@ export function nodeUrl (hostPeerId: string, nodeId: string): string {
 /** Build the (unsigned) AgentCard of a node; one function for both kinds. */
 export function buildCard (info: CardInfo): AgentCard {
   checkInfo(info)
+  const card = baseCard(info)
+  return info.a2aBaseUrl === undefined ? card : withA2aFace(card, info.a2aBaseUrl)
+}
+
+/** The URL of a node's A2A face: its card is at `<this>.well-known/agent-card.json`. */
+export function a2aNodeUrl (baseUrl: string, name: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/nodes/${encodeURIComponent(name)}/`
+}
+
+/**
+ * The card as the host's A2A face serves it: a JSONRPC and an HTTP+JSON
+ * interface, the HTTP bearer scheme (an amesh capability credential) and the
+ * resume extension. Optional members are left out rather than set to their
+ * defaults (`required: false`, empty lists): A2A SDKs canonicalise a card
+ * through its proto form before checking the signature, which drops them.
+ */
+function withA2aFace (card: AgentCard, baseUrl: string): AgentCard {
+  const url = a2aNodeUrl(baseUrl, card.name)
+  return {
+    ...card,
+    supportedInterfaces: [
+      { url: `${url}jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION },
+      { url: `${url}rest`, protocolBinding: 'HTTP+JSON', protocolVersion: A2A_PROTOCOL_VERSION },
+      ...card.supportedInterfaces
+    ],
+    capabilities: {
+      ...card.capabilities,
+      // typed as the node extension's list, which readers index by uri (only the node extension has params)
+      extensions: [...card.capabilities.extensions, RESUME_EXTENSION as unknown as NodeExtension]
+    },
+    securitySchemes: {
+      [A2A_BEARER_SCHEME]: {
+        httpAuthSecurityScheme: { scheme: 'Bearer', bearerFormat: 'amesh-a2a', description: BEARER_DESCRIPTION }
+      }
+    },
+    securityRequirements: [{ schemes: { [A2A_BEARER_SCHEME]: { list: ['/msg/send'] } } }]
+  }
+}
+
+const RESUME_EXTENSION: DeclaredExtension = {
+  uri: RESUME_EXTENSION_URI,
+  description: 'SSE resume: every event of SubscribeToTask carries an id; Last-Event-ID replays the events after it'
+}
+const BEARER_DESCRIPTION = 'An amesh A2A client credential from `amesh grant --to-a2a`; the caller acts as that client node'
+
+function baseCard (info: CardInfo): AgentCard {
   return {
     name: info.name,
     description: info.description ?? `amesh ${info.kind} node ${info.name}`,

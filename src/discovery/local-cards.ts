@@ -31,10 +31,19 @@ export class LocalCards {
   private readonly floor = new Map<string, number>()
   private readonly lifetime: number
   private readonly refresh: number
+  /** the A2A face's base URL once it listens (cards then carry its interfaces) */
+  private a2aBaseUrl: string | undefined
 
   constructor (private readonly libp2p: Libp2p, opts: LocalCardsOptions = {}) {
     this.lifetime = opts.lifetime ?? CARD_LIFETIME
     this.refresh = Math.min(opts.refresh ?? CARD_REFRESH, this.lifetime / 2)
+  }
+
+  /** The A2A face listens (or stopped: undefined): cards are re-signed with (without) its interfaces. */
+  setA2aBaseUrl (url: string | undefined): void {
+    if (url === this.a2aBaseUrl) return
+    this.a2aBaseUrl = url
+    for (const id of [...this.cache.keys()]) this.invalidate(id)
   }
 
   private addrs (): string[] {
@@ -67,6 +76,7 @@ export class LocalCards {
       parent: node.record.parent,
       description: node.record.card?.description,
       skills: node.record.card?.skills,
+      a2aBaseUrl: this.a2aBaseUrl,
       issuedAt,
       expiresAt
     }), node.key)

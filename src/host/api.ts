@@ -17,6 +17,7 @@ import { receiptMethods } from './api-receipts.js'
 import { sendBatchMethods } from './api-send.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
+import { a2aMethods, a2aOff, type A2aFaceState } from './api-a2a.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
 const FOLLOW_FIRST_PAGE = 256
@@ -143,9 +144,10 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
 }
 
 /** The daemon's control methods, each over the components it reads. */
-export function controlMethods (host: Components, shutdown: () => void): MethodTable {
+export function controlMethods (host: Components, shutdown: () => void, a2a: A2aFaceState = a2aOff()): MethodTable {
   return implement({
-    status: { call: async () => await hostStatus(host) },
+    ...a2aMethods(host, a2a),
+    status: { call: async () => ({ ...(await hostStatus(host)), a2a: a2a.info }) },
     id: {
       call: async () => ({ peerId: host.libp2p.peerId.toString(), addrs: host.libp2p.getMultiaddrs().map(String) })
     },

@@ -42,6 +42,8 @@ export interface HostConfig {
   relay: RelayConfig
   /** relays to keep connected and reserve a slot on when this host is not publicly reachable (multiaddrs with /p2p/<id>) */
   relays: string[]
+  /** the A2A face (issue 13): off (undefined) by default */
+  a2a?: A2aConfig
 }
 
 /** Who may reserve a slot on a relay: any amesh host, or only hosts one of whose nodes holds the operator's host grant of /relay/reserve. */
@@ -69,6 +71,66 @@ export const RELAY_MAX_RESERVATIONS = 64
 
 export function defaultRelayConfig (): RelayConfig {
   return { serve: false, maxReservations: RELAY_MAX_RESERVATIONS, durationLimit: RELAY_DURATION_LIMIT, dataLimit: RELAY_DATA_LIMIT, accept: 'any' }
+}
+
+// --- the A2A face's settings (issue 13, `a2a:` in config.yaml; docs/A2A.md) ---
+
+export interface A2aConfig {
+  /** host:port to listen on; default loopback. Any other address is an explicit choice and expects cert/key */
+  listen: string
+  /** TLS certificate and key files (PEM); without both the face speaks plain HTTP */
+  cert?: string
+  key?: string
+  /** the base URL cards announce (default: http(s)://<listen>) */
+  publicUrl?: string
+  /** request body limit, bytes */
+  bodyLimit: number
+  /** requests per minute per credential */
+  ratePerMinute: number
+}
+
+export const A2A_DEFAULT_BODY_LIMIT = 1024 * 1024
+export const A2A_DEFAULT_RATE_PER_MINUTE = 600
+const A2A_KEYS = new Set(['listen', 'cert', 'key', 'public_url', 'body_limit', 'rate_per_minute'])
+
+/** `host:port` with a port; IPv6 hosts in brackets. */
+export function parseA2aListen (v: string): string {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v)
+  if (m === null || Number(m[2]) > 65535) throw new ConfigError(`a2a listen must be HOST:PORT (e.g. 127.0.0.1:8470); got "${v}"`)
+  return v
+}
+
+function optText (raw: Raw, key: string): string | undefined {
+  const v = raw[key]
+  if (v === undefined) return undefined
+  if (typeof v !== 'string' || v === '') throw new ConfigError(`config: a2a.${key} must be a string`)
+  return v
+}
+
+/** The `a2a:` block: `{listen, cert?, key?, public_url?, body_limit?, rate_per_minute?}`; absent = off. */
+export function parseA2aBlock (v: unknown, base: A2aConfig | undefined): A2aConfig | undefined {
+  if (v === undefined) return base
+  if (v === null || v === false) return undefined
+  if (typeof v !== 'object' || Array.isArray(v)) throw new ConfigError('config: a2a must be a map with listen: HOST:PORT')
+  const r = v as Raw
+  for (const key of Object.keys(r)) if (!A2A_KEYS.has(key)) throw new ConfigError(`config: unknown key "a2a.${key}"`)
+  if (typeof r.listen !== 'string') throw new ConfigError('config: a2a.listen (HOST:PORT) is required')
+  const cert = optText(r, 'cert')
+  const key = optText(r, 'key')
+  if ((cert === undefined) !== (key === undefined)) throw new ConfigError('config: a2a.cert and a2a.key go together')
+  return {
+    listen: parseA2aListen(r.listen),
+    cert,
+    key,
+    publicUrl: optText(r, 'public_url'),
+    bodyLimit: num(r, 'body_limit', A2A_DEFAULT_BODY_LIMIT),
+    ratePerMinute: num(r, 'rate_per_minute', A2A_DEFAULT_RATE_PER_MINUTE)
+  }
+}
+
+/** `amesh up --a2a HOST:PORT`: the configured block with its listen address replaced. */
+export function a2aFromFlag (listen: string, base: A2aConfig | undefined): A2aConfig {
+  return { bodyLimit: A2A_DEFAULT_BODY_LIMIT, ratePerMinute: A2A_DEFAULT_RATE_PER_MINUTE, ...base, listen: parseA2aListen(listen) }
 }
 
 export function defaultConfig (): HostConfig {
@@ -117,7 +179,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'relay', 'relays'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'relay', 'relays', 'a2a'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -199,7 +261,8 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     profiles: profilesOf(r, base.profiles),
     hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts),
     relay: parseRelay(r.relay, base.relay),
-    relays: strList(r, 'relays', base.relays)
+    relays: strList(r, 'relays', base.relays),
+    a2a: parseA2aBlock(r.a2a, base.a2a)
   }
 }
 

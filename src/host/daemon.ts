@@ -2,6 +2,7 @@ import { ControlServer } from '../control/server.js'
 import { controlMethods } from './api.js'
 import { startHost, type RunningHost } from './components.js'
 import type { HostConfig } from './config.js'
+import { a2aOff, type A2aFaceState } from './api-a2a.js'
 
 export interface DaemonOptions {
   home: string
@@ -13,6 +14,28 @@ export interface Daemon {
   host: RunningHost
   stop: () => Promise<void>
   stopped: Promise<void>
+}
+
+/**
+ * The A2A face, when configured: in this process, as a client of the control
+ * socket that just started (docs/A2A.md says why not a child process); cards
+ * then carry its interfaces. Stopped before the socket.
+ */
+async function startFace (host: RunningHost, state: A2aFaceState): Promise<void> {
+  const cfg = host.config.a2a
+  if (cfg === undefined) return
+  const { startA2aFace } = await import('../a2a/face.js')
+  const face = await startA2aFace({ socket: host.paths.socket, ...cfg, log: host.log })
+  host.lifecycle.add('a2a face', { stop: face.stop })
+  await host.lifecycle.start()
+  state.info = {
+    listen: face.address, base_url: face.baseUrl, tls: face.tls, clients: [], warning: face.warning ?? null,
+    body_limit: cfg.bodyLimit, rate_per_minute: cfg.ratePerMinute
+  }
+  host.cards.setA2aBaseUrl(face.baseUrl)
+  host.announce()
+  host.log(`a2a face on ${face.baseUrl}/nodes/NAME/`)
+  if (face.warning !== undefined) host.log(`WARNING: ${face.warning}`)
 }
 
 /**
@@ -35,9 +58,11 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
     await stopping
   }
   try {
-    const control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }), host.log)
+    const a2a = a2aOff()
+    const control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }, a2a), host.log)
     host.lifecycle.add('control socket', control)
     await host.lifecycle.start()
+    await startFace(host, a2a)
     await host.agents?.restore()
   } catch (err) {
     await host.stop().catch(() => {})

@@ -5,7 +5,7 @@
 import { fromJsonBytes, scan, toJsonBytes, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
 
-const PREFIX = Bucket.a2aTask
+const PREFIX = Bucket.a2aAgentTask
 
 /** at most this many status message ids are remembered per task (answers already delivered) */
 export const SEEN_LIMIT = 64

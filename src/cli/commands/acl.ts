@@ -24,23 +24,44 @@ async function hostGrant (args: Parsed, home: string, expires: string | undefine
   return 0
 }
 
+/** `grant --to-a2a NAME`: a new A2A client identity, its grant, and the bearer secret (printed once). */
+async function a2aGrant (args: Parsed, home: string, expires: string | undefined): Promise<number> {
+  const r = await callDaemon(home, 'a2a.client.grant', {
+    as: need(args, 'as', grant.usage),
+    name: need(args, 'to-a2a', grant.usage),
+    signals: csv(str(args, 'signals'), true) as Signal[] | undefined,
+    expires_ms: expires === undefined ? undefined : parseDuration(expires)
+  })
+  if (bool(args, 'json')) printJson(r)
+  else {
+    printLine(`A2A client ${r.name} (${r.node_id}) may call ${r.grantor} until ${r.expires}; grant ${r.token_id}`)
+    printLine(`bearer secret (shown once, keep it safe): ${r.secret}`)
+  }
+  return 0
+}
+
 export const grant: Command = {
   name: 'grant',
   summary: 'let another node send to one of yours (a signed capability token)',
-  usage: 'amesh grant --as ISSUER --to NODE [--signals S,..] [--zones Z,..] [--expires DURATION] [--sub NODE] [--delegate TOKEN_ID] [--json]\n       amesh grant --host --to NODE --cmd CMD [--expires DURATION] [--json]',
+  usage: 'amesh grant --as ISSUER --to NODE [--signals S,..] [--zones Z,..] [--expires DURATION] [--sub NODE] [--delegate TOKEN_ID] [--json]\n       amesh grant --host --to NODE --cmd CMD [--expires DURATION] [--json]\n       amesh grant --as ISSUER --to-a2a NAME [--signals S,..] [--expires DURATION] [--json]',
   help: `Issues a capability token signed by ISSUER that lets NODE send to ISSUER (or to --sub, a
 node ISSUER is an ancestor of), limited to --signals and --zones (default: any), until
 --expires (default 30d). The token is handed to NODE's host, whose sends carry it.
 With --delegate TOKEN_ID, ISSUER re-grants a token it holds, only narrower (fewer
 signals/zones, earlier expiry); widening is refused.
 With --host, this host (its host-level issuer key) grants NODE the command --cmd on this
-host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md).`,
-  flags: { as: 'string', to: 'string', signals: 'string', zones: 'string', expires: 'string', sub: 'string', delegate: 'string', host: 'boolean', cmd: 'string' },
+host, e.g. --cmd /agent/start lets NODE place managed nodes here (docs/AGENTS.md).
+With --to-a2a NAME, this host mints a client identity NAME for a standard A2A client, grants
+it ISSUER (limited to --signals) and prints its bearer secret once: an A2A client calling
+ISSUER's A2A face with it acts on the mesh as NAME (docs/A2A.md). A new task is a SPAWN,
+so a MESSAGE-only grant can only continue tasks. Revoke the printed grant to cut it off.`,
+  flags: { as: 'string', to: 'string', signals: 'string', zones: 'string', expires: 'string', sub: 'string', delegate: 'string', host: 'boolean', cmd: 'string', 'to-a2a': 'string' },
   run: async (args, home) => {
     needPositionals(args, 0, grant.usage)
     const expires = str(args, 'expires')
     if (expires !== undefined && parseDuration(expires) <= 0) throw new InvalidArgumentError(`--expires must be longer than 0 (e.g. 30m, 7d); got "${expires}"`)
     if (bool(args, 'host')) return await hostGrant(args, home, expires)
+    if (str(args, 'to-a2a') !== undefined) return await a2aGrant(args, home, expires)
     if (str(args, 'cmd') !== undefined) throw new InvalidArgumentError('--cmd is only for host grants (--host); node grants allow sending')
     // the daemon checks the signal and zone names (and words the error)
     const r = await callDaemon(home, 'grant', {

@@ -70,6 +70,8 @@ export const status: Command = {
     const store = s.store
     printLine(`store ${store.state}${store.free_bytes !== undefined ? `  free ${store.free_bytes} bytes` : ''}${store.error !== undefined ? `  ${store.error.code}: ${store.error.message}` : ''}`)
     printRelay(s.relay)
+    const a2a = s.a2a as { base_url: string | null, warning: string | null } | undefined
+    if (a2a?.base_url != null) printLine(`a2a ${a2a.base_url}/nodes/NAME/${a2a.warning !== null ? `  WARNING: ${a2a.warning}` : ''}`)
     for (const n of s.nodes) {
       const i = n.inbox
       printLine('error' in i ? `node ${n.name}  ${n.id}  inbox unreadable now: ${i.error}` : `node ${n.name}  ${n.id}  inbox last ${i.last} cursor ${i.cursor} unacked ${i.unacked}`)

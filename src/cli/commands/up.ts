@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { openSync } from 'node:fs'
-import { loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
+import { a2aFromFlag, loadConfigFile, mdnsFromEnv, parseDurability, type HostConfig } from '../../host/config.js'
 import { homePaths } from '../../control/paths.js'
 import { initHome } from '../../control/home.js'
 import { checkPeerAddr } from '../../control/peer-addr.js'
@@ -32,6 +32,8 @@ function configFor (args: Parsed, home: string): HostConfig {
   cfg.relays = [...cfg.relays, ...list(args, 'via-relay')]
   const durability = str(args, 'durability')
   if (durability !== undefined) cfg.durability = parseDurability(durability)
+  const a2a = str(args, 'a2a')
+  if (a2a !== undefined) cfg.a2a = a2aFromFlag(a2a, cfg.a2a)
   return cfg
 }
 
@@ -93,7 +95,7 @@ async function foreground (config: HostConfig, home: string, before: HomeSnapsho
 export const up: Command = {
   name: 'up',
   summary: 'start this host\'s amesh daemon',
-  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--relay] [--via-relay MULTIADDR]... [--detach]',
+  usage: 'amesh up [--listen MULTIADDR]... [--peer MULTIADDR]... [--no-mdns] [--durability always|batch|none] [--relay] [--via-relay MULTIADDR]... [--a2a HOST:PORT] [--detach]',
   help: `Starts the host daemon for the home: a libp2p peer (TCP, Noise, Yamux, Kademlia DHT,
 mDNS, gossipsub), the LevelDB store and the control socket. Runs in the foreground
 until SIGINT/SIGTERM or \`amesh down\`; with --detach it runs in the background and logs
@@ -114,8 +116,10 @@ the same settings. A first start that fails removes what it created.
   --via-relay MULTIADDR  a relay to keep connected and reserve a slot on while this host is not
                        publicly reachable (repeatable; also relays: in config.yaml). A bootstrap
                        peer that serves as a relay is used the same way without this flag.
+  --a2a HOST:PORT      serve the A2A 1.0 face there (off by default; also a2a: {listen} in
+                       config.yaml); use a loopback address unless a2a.cert/key are set (docs/A2A.md)
   --detach             run in the background; print the peer id and addresses, then exit`,
-  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean', relay: 'boolean', 'via-relay': 'list' },
+  flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean', relay: 'boolean', 'via-relay': 'list', a2a: 'string' },
   run: async (args, home) => {
     // read once, before anything is created: bad flags or config fail here
     const settings = settingsFor(args, home)

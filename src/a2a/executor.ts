@@ -1,0 +1,87 @@
+// The AgentExecutor of one node: an A2A message becomes a packet from the
+// caller's client node into the node's inbox (SPAWN when it starts a task,
+// MESSAGE when it continues one), through the daemon's ordinary `send` — the
+// ACL decides as for any send. The execution then waits for the node's answer
+// (the follower, follower.ts, turns it into task events).
+import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
+import type { AgentExecutionEvent, AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server'
+import type { ControlClient } from '../control/client.js'
+import { errorMessage } from '../util/errors.js'
+import { A2aCaller } from './caller.js'
+import { META_KEY } from './constants.js'
+import type { TaskJournal } from './journal.js'
+import { messageText, textPart } from './mapping.js'
+
+/** The packet id the face last received for a task (its status message's metadata): a continuation answers it. */
+function lastPacketOf (task: Task | undefined): string | undefined {
+  const meta = task?.status?.message?.metadata?.[META_KEY] as { packet?: unknown } | undefined
+  return typeof meta?.packet === 'string' ? meta.packet : (task?.metadata?.[META_KEY] as { packet?: string } | undefined)?.packet
+}
+
+function taskEvent (ctx: RequestContext, state: TaskState, packet: string | undefined, status?: Message): AgentExecutionEvent {
+  const prior = ctx.task
+  return {
+    kind: 'task',
+    data: {
+      id: ctx.taskId,
+      contextId: ctx.contextId,
+      status: { state, message: status, timestamp: new Date().toISOString() },
+      artifacts: prior?.artifacts ?? [],
+      history: [...(prior?.history ?? []), ctx.userMessage],
+      metadata: { ...(prior?.metadata ?? {}), [META_KEY]: { packet } }
+    }
+  }
+}
+
+export class NodeExecutor implements AgentExecutor {
+  constructor (private readonly client: ControlClient, private readonly journal: TaskJournal, private readonly node: string, private readonly follow: (client: string) => void) {}
+
+  async execute (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const caller = ctx.context.user
+    if (!(caller instanceof A2aCaller)) throw new Error('unauthenticated call reached the executor')
+    this.follow(caller.name)
+    let sent: string
+    try {
+      sent = await this.send(ctx, caller)
+    } catch (err) {
+      const why: Message = {
+        messageId: `refused-${ctx.taskId}-${ctx.userMessage.messageId}`,
+        contextId: ctx.contextId,
+        taskId: ctx.taskId,
+        role: Role.ROLE_AGENT,
+        parts: [textPart(`refused: ${errorMessage(err)}`)],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: []
+      }
+      await this.journal.emit(this.node, caller.nodeId, ctx.taskId, [taskEvent(ctx, TaskState.TASK_STATE_REJECTED, undefined, why)], bus)
+      return
+    }
+    await this.client.call('a2a.task.link', { node: this.node, task_id: ctx.taskId, packets: [sent], context: ctx.contextId })
+    const waiting = this.journal.wait(ctx.taskId, bus)
+    await this.journal.emit(this.node, caller.nodeId, ctx.taskId, [taskEvent(ctx, TaskState.TASK_STATE_WORKING, sent)], bus)
+    await waiting
+  }
+
+  /** The packet: SPAWN for a new task, MESSAGE answering the node's last packet for a continued one. */
+  private async send (ctx: RequestContext, caller: A2aCaller): Promise<string> {
+    const text = messageText(ctx.userMessage)
+    const inReplyTo = lastPacketOf(ctx.task)
+    const base = { as: caller.name, to: this.node, conversation_id: ctx.contextId, requires_reply: true }
+    const r = ctx.task === undefined
+      ? await this.client.call('send', { ...base, signal: 'SPAWN', payload: { context: text } })
+      : await this.client.call('send', { ...base, signal: 'MESSAGE', payload: { text }, ...(inReplyTo === undefined ? {} : { in_reply_to: inReplyTo }) })
+    return r.id
+  }
+
+  async cancelTask (taskId: string, bus: ExecutionEventBus): Promise<void> {
+    const row = await this.client.call('a2a.task.get', { node: this.node, task_id: taskId })
+    const contextId = typeof row?.task.contextId === 'string' ? row.task.contextId : ''
+    const event: AgentExecutionEvent = {
+      kind: 'statusUpdate',
+      data: { taskId, contextId, status: { state: TaskState.TASK_STATE_CANCELED, message: undefined, timestamp: new Date().toISOString() }, metadata: undefined }
+    }
+    await this.journal.emit(this.node, row?.owner ?? '', taskId, [event], bus)
+    this.journal.release(taskId)
+  }
+}

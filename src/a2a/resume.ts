@@ -1,0 +1,86 @@
+// amesh's resume extension (beyond A2A 1.0, which has none — a2aproject/A2A#1986).
+// A SubscribeToTask that asks for it (the extension in A2A-Extensions, or a
+// Last-Event-ID header) is served here rather than by the SDK, whose SSE writer
+// gives events no ids: every event carries `id: <seq>` (its place in the task's
+// durable history) and Last-Event-ID: k replays exactly the events after k,
+// then follows live ones until the task ends.
+import type { NextFunction, Request, Response } from 'express'
+import type { ControlClient } from '../control/client.js'
+import { REPLAY_PAGE, RESUME_EXTENSION_URI } from './constants.js'
+import { callerOf } from './caller.js'
+import { RPC, sendError, type Binding } from './errors.js'
+import type { JournalEvent, TaskJournal } from './journal.js'
+
+const TERMINAL_STATES = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'])
+const REST_SUBSCRIBE = /^\/tasks\/([^/]+):subscribe$/
+
+function wantsResume (req: Request): boolean {
+  return req.header('last-event-id') !== undefined || (req.header('a2a-extensions') ?? '').split(',').map((s) => s.trim()).includes(RESUME_EXTENSION_URI)
+}
+
+/** The task a resumable subscribe names, or undefined when the request is something else. */
+function subscribeTarget (req: Request, binding: Binding): string | undefined {
+  if (!wantsResume(req)) return undefined
+  if (binding === 'rest') {
+    const m = REST_SUBSCRIBE.exec(req.path)
+    return m === null ? undefined : decodeURIComponent(m[1])
+  }
+  const body = req.body as { method?: unknown, params?: { id?: unknown } } | undefined
+  return body?.method === 'SubscribeToTask' && typeof body.params?.id === 'string' ? body.params.id : undefined
+}
+
+function endsTask (event: Record<string, unknown>): boolean {
+  const status = (event.statusUpdate as { status?: { state?: string } } | undefined)?.status ??
+    (event.task as { status?: { state?: string } } | undefined)?.status
+  return status?.state !== undefined && TERMINAL_STATES.has(status.state)
+}
+
+export function resumeMiddleware (client: ControlClient, journal: TaskJournal, node: string, binding: Binding) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const taskId = subscribeTarget(req, binding)
+    if (taskId === undefined) { next(); return }
+    if (req.header('a2a-version') !== '1.0') {
+      sendError(req, res, binding, 400, RPC.versionNotSupported, 'VERSION_NOT_SUPPORTED', 'the resume extension is served for A2A-Version 1.0')
+      return
+    }
+    const row = await client.call('a2a.task.get', { node, task_id: taskId })
+    if (row === null || row.owner !== callerOf(req)?.nodeId) {
+      sendError(req, res, binding, 404, RPC.taskNotFound, 'TASK_NOT_FOUND', `no task ${taskId}`)
+      return
+    }
+    const after = Number.parseInt(req.header('last-event-id') ?? '0', 10)
+    const done = endsTask({ task: row.task })
+    await stream(client, journal, taskId, Number.isSafeInteger(after) && after > 0 ? after : 0, frame(req, binding), res, done)
+  }
+}
+
+function frame (req: Request, binding: Binding): (e: JournalEvent) => string {
+  const id = (req.body as { id?: unknown } | undefined)?.id ?? null
+  return (e) => `id: ${e.seq}\ndata: ${JSON.stringify(binding === 'jsonrpc' ? { jsonrpc: '2.0', id, result: e.event } : e.event)}\n\n`
+}
+
+async function stream (client: ControlClient, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: Response, done: boolean): Promise<void> {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'A2A-Extensions': RESUME_EXTENSION_URI })
+  let last = after
+  let ended = false
+  const pending: JournalEvent[] = []
+  let replaying = true
+  const send = (e: JournalEvent): void => {
+    if (ended || e.seq <= last) return
+    last = e.seq
+    res.write(write(e))
+    if (endsTask(e.event)) finish()
+  }
+  const stop = journal.listen(taskId, (e) => { if (replaying) pending.push(e); else send(e) })
+  const finish = (): void => { if (ended) return; ended = true; stop(); res.end() }
+  res.on('close', finish)
+  for (;;) {
+    const page = await client.call('a2a.events', { task_id: taskId, after: last, limit: REPLAY_PAGE })
+    for (const e of page) send({ seq: e.seq, event: e.event as Record<string, unknown> })
+    if (page.length < REPLAY_PAGE || ended) break
+  }
+  replaying = false
+  for (const e of pending.splice(0)) send(e)
+  // the task had ended before the events after Last-Event-ID: nothing more will come
+  if (done) finish()
+}

@@ -1,0 +1,35 @@
+// The SDK's TaskStore over the daemon's durable A2A task records (control
+// methods a2a.task.*): tasks survive a daemon restart, and a caller sees only
+// its own tasks.
+import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk'
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
+import type { ControlClient } from '../control/client.js'
+import { ownerOf } from './caller.js'
+
+export class ControlTaskStore implements TaskStore {
+  constructor (private readonly client: ControlClient, private readonly node: string) {}
+
+  async save (task: Task, context: ServerCallContext): Promise<void> {
+    const owner = ownerOf(context.user)
+    const prior = await this.client.call('a2a.task.get', { node: this.node, task_id: task.id })
+    // a task id belongs to the caller that made it: another caller's id is never overwritten
+    if (prior !== null && prior.owner !== owner) return
+    await this.client.call('a2a.task.put', { node: this.node, owner, task_id: task.id, task: Task.toJSON(task) as Record<string, unknown> })
+  }
+
+  async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const row = await this.client.call('a2a.task.get', { node: this.node, task_id: taskId })
+    if (row === null || row.owner !== ownerOf(context.user)) return undefined
+    return Task.fromJSON(row.task)
+  }
+
+  async list (params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const rows = await this.client.call('a2a.task.list', { node: this.node, owner: ownerOf(context.user) })
+    const tasks = rows.map((r) => Task.fromJSON(r.task)).filter((t) =>
+      (params.contextId === '' || t.contextId === params.contextId) &&
+      (params.status === TaskState.TASK_STATE_UNSPECIFIED || t.status?.state === params.status))
+    const pageSize = params.pageSize ?? tasks.length
+    const page = pageSize > 0 ? tasks.slice(0, pageSize) : tasks
+    return { tasks: page, nextPageToken: '', pageSize: page.length, totalSize: tasks.length }
+  }
+}

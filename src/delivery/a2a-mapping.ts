@@ -1,5 +1,5 @@
 // Packets to an external A2A agent and its answers back, the reverse of the
-// mapping the A2A face applies to callers (docs/A2A-OUTBOUND.md):
+// mapping the A2A face applies to callers (docs/A2A.md, "Outbound"):
 //   packet → Message: text and context as text parts, decision/options/result
 //   as one data part, conversation_id → contextId, a reply into a task the
 //   agent opened → that taskId; the amesh envelope in metadata.amesh.

@@ -176,7 +176,7 @@ A2A SDK (an AgentCard offering a JSONRPC or HTTP+JSON interface); on any failure
 (A2A_BAD_URL, A2A_CARD_FETCH, A2A_NOT_AN_AGENT, A2A_NO_TRANSPORT) and stores nothing.
 \`amesh send --to NAME\` then queues the message durably and this host sends it with an A2A
 client, retrying while the agent is unreachable, until its TTL; the agent's answers arrive in
-the sender's inbox from NAME (RETURN, ERROR, ESCALATE, BLOCKED_ON, MESSAGE; docs/A2A-OUTBOUND.md).
+the sender's inbox from NAME (RETURN, ERROR, ESCALATE, BLOCKED_ON, MESSAGE; docs/A2A.md, "Outbound").
 Sending to NAME needs the same permission as sending to a local node: a group (--parent) or a
 grant issued as NAME (\`amesh grant --as NAME --to SENDER\`). An a2a node cannot send.
 

@@ -82,16 +82,16 @@ export const Bucket = {
    */
   a2aAgentTask: 'u!',
   // --- the A2A face (issue 13): repository a2a.ts (A2aRecords) ---
-  /** 2t!<served node id>!<task id> → JSON {owner, task, updated}: A2A tasks (proto-JSON Task) of a node's A2A callers. */
-  a2aTask: '2t!',
-  /** 2e!<task id>!<seq: 12 hex> → JSON StreamResponse: a task's event history, gap-free seqs from 1 (the SSE event ids). */
-  a2aEvent: '2e!',
-  /** 2p!<packet id> → JSON {node, task}: the A2A task a packet the face sent belongs to (replies find their task by in_reply_to). */
-  a2aPacket: '2p!',
-  /** 2c!<context id> → JSON {node, task}: the latest task of an A2A context (replies without in_reply_to find it by conversation). */
-  a2aContext: '2c!',
-  /** 2k!<sha-256 of the bearer secret, hex> → JSON A2aCredential: A2A client credentials (the secret itself is never stored). */
-  a2aCredential: '2k!'
+  /** t!<served node id>!<task id> → JSON {owner, task, updated}: A2A tasks (proto-JSON Task) of a node's A2A callers. */
+  a2aTask: 't!',
+  /** l!<task id>!<seq: 12 hex> → JSON StreamResponse: a task's event history, gap-free seqs from 1 (the SSE event ids). */
+  a2aEvent: 'l!',
+  /** m!<packet id> → JSON {node, task}: the A2A task a packet the face sent belongs to (replies find their task by in_reply_to). */
+  a2aPacket: 'm!',
+  /** s!<context id> → JSON {node, task}: the latest task of an A2A context (replies without in_reply_to find it by conversation). */
+  a2aContext: 's!',
+  /** f!<sha-256 of the bearer secret, hex> → JSON A2aCredential: A2A client credentials (the secret itself is never stored). */
+  a2aCredential: 'f!'
   // retired prefixes: none yet (list them here as `// <prefix> <what it held>, retired in <version>`)
 } as const
 

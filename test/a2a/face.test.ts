@@ -4,7 +4,6 @@ import { strict as assert } from 'node:assert'
 import { createPublicKey } from 'node:crypto'
 import { TaskState, verifyAgentCardSignature, AgentCard, type StreamResponse } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
-import { startHost, type TestHost } from '../utils/hosts.js'
 import { publicKeyFromNodeId } from '../../src/identity/node-key.js'
 import { grantA2a, sdkClient, startFaceHost, textMessage, waitInbox, type Credential, type FaceHost } from './helpers.js'
 
@@ -29,16 +28,18 @@ function stateOf (e: StreamResponse): TaskState | undefined {
 describe('a2a face - the official SDK client', function () {
   this.timeout(120_000)
   let a: FaceHost
-  let b: TestHost
+  let b: FaceHost
   let cred: Credential
+  let credB: Credential
 
   before(async () => {
     a = await startFaceHost()
-    b = await startHost({ peers: [] })
+    b = await startFaceHost()
     await a.ok(['node', 'add', 'lead'])
     await b.ok(['node', 'add', 'other'])
     await a.ok(['join', b.addr])
     cred = await grantA2a(a, 'lead', 'sdk-client')
+    credB = await grantA2a(b, 'other', 'sdk-client-b')
   })
   after(async () => { await a?.cleanup(); await b?.cleanup() })
 
@@ -61,18 +62,26 @@ describe('a2a face - the official SDK client', function () {
     assert.deepEqual(list.nodes.map((n) => n.name).sort(), ['lead'])
   })
 
-  for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
-    it(`a2a face - ${binding}: a message reaches the inbox, the node's RETURN completes the task with an artifact`, async () => {
-      const client: Client = await sdkClient(a.base, 'lead', cred.secret, binding)
-      const before = (await a.run(['inbox', 'lead', '--json'])).stdout.split('\n').filter((l) => l !== '').length
+  // each host's face serves its own nodes: both bindings on one host, and a node of the second host
+  const cases = [
+    { binding: 'JSONRPC', host: () => a, node: 'lead', client: 'sdk-client', secret: () => cred.secret },
+    { binding: 'HTTP+JSON', host: () => a, node: 'lead', client: 'sdk-client', secret: () => cred.secret },
+    { binding: 'JSONRPC', host: () => b, node: 'other', client: 'sdk-client-b', secret: () => credB.secret }
+  ] as const
+  for (const c of cases) {
+    const binding = c.binding
+    it(`a2a face - ${binding} to ${c.node}: a message reaches the inbox, the node's RETURN completes the task with an artifact`, async () => {
+      const h = c.host()
+      const client: Client = await sdkClient(h.base, c.node, c.secret(), binding)
+      const before = (await h.run(['inbox', c.node, '--json'])).stdout.split('\n').filter((l) => l !== '').length
       const seen: StreamResponse[] = await collect(client.sendMessageStream({ tenant: '', message: textMessage(`hello over ${binding}`), configuration: undefined, metadata: undefined }), async (e) => {
         if (e.payload?.$case !== 'task') return
-        const [pkt] = (await waitInbox(a, 'lead', before + 1)).slice(before)
+        const [pkt] = (await waitInbox(h, c.node, before + 1)).slice(before)
         assert.equal(pkt.signal, 'SPAWN')
-        assert.equal(pkt.from, 'sdk-client')
+        assert.equal(pkt.from, c.client)
         assert.equal(pkt.payload.context, `hello over ${binding}`)
         assert.equal(pkt.conversation_id, e.payload.value.contextId)
-        await a.ok(['send', '--as', 'lead', 'sdk-client', `done: ${binding}`, '--signal', 'RETURN', '--reply-to', pkt.id])
+        await h.ok(['send', '--as', c.node, c.client, `done: ${binding}`, '--signal', 'RETURN', '--reply-to', pkt.id])
       })
       assert.equal(seen[0].payload?.$case, 'task')
       assert.equal(stateOf(seen[0]), TaskState.TASK_STATE_WORKING)

@@ -3,35 +3,40 @@ import { resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import type { ParamsOf } from '../control/methods.js'
 import { SIGNAL_RULES } from '../packet/rules.js'
-import { PRIORITIES, SIGNALS, ZONES, type Signal } from '../packet/types.js'
+import { PRIORITIES, SIGNALS, ZONES, type JsonValue, type OptionValue, type Signal } from '../packet/types.js'
 import { MAX_TEXT_FIELD } from '../packet/validate.js'
 import { markRead, registerConsumption } from './tools-consumption.js'
 import { guarded, strictArgs, type ToolContext } from './tool-kit.js'
 
 export type { ToolContext } from './tool-kit.js'
 
+/** context, decision, result: any JSON value (an object or array is kept as structure, not flattened to a string) */
+const jsonValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.unknown())])
+const option = z.union([z.string(), z.object({ id: z.string().min(1), label: z.string(), description: z.string().optional() }).strict()])
+
 const payloadShape = {
   text: z.string().max(MAX_TEXT_FIELD).optional().describe('the message text (for signals without a text field it fills the main field: result for RETURN, context otherwise)'),
   signal: z.enum(SIGNALS).optional().describe('MESSAGE (default), SPAWN, RETURN, BLOCKED_ON, CHECKPOINT, HANDOFF, ESCALATE, ERROR'),
-  context: z.string().optional().describe('SPAWN, BLOCKED_ON, CHECKPOINT, HANDOFF, ERROR (and MESSAGE) carry context'),
-  decision: z.string().optional().describe('HANDOFF carries a decision'),
-  options: z.array(z.string()).optional().describe('ESCALATE carries the options to choose from'),
-  result: z.string().optional().describe('RETURN carries a result'),
+  context: jsonValue.optional().describe('SPAWN, BLOCKED_ON, CHECKPOINT, HANDOFF, ERROR (and MESSAGE) carry context: a string or any JSON value (e.g. {"files": [...], "notes": {...}})'),
+  decision: jsonValue.optional().describe('HANDOFF carries a decision (string or JSON)'),
+  options: z.array(option).optional().describe('ESCALATE carries the options to choose from: strings or {id, label, description?}'),
+  result: jsonValue.optional().describe('RETURN carries a result (string or JSON)'),
   requires_reply: z.boolean().optional().describe('the sender waits for an answer'),
   priority: z.enum(PRIORITIES).optional()
 }
 
-interface PayloadArgs { text?: string, signal?: Signal, context?: string, decision?: string, options?: string[], result?: string }
+interface PayloadArgs { text?: string, signal?: Signal, context?: unknown, decision?: unknown, options?: OptionValue[], result?: unknown }
 
 type SendPayload = NonNullable<ParamsOf<'send'>['payload']>
 
 function payloadOf (a: PayloadArgs): { signal: Signal, payload: SendPayload } {
   const signal = a.signal ?? 'MESSAGE'
   const payload: SendPayload = {}
-  if (a.context !== undefined) payload.context = a.context
-  if (a.decision !== undefined) payload.decision = a.decision
+  // JSON values as the tool call carried them (the daemon checks depth and size)
+  if (a.context !== undefined) payload.context = a.context as JsonValue
+  if (a.decision !== undefined) payload.decision = a.decision as JsonValue
   if (a.options !== undefined) payload.options = a.options
-  if (a.result !== undefined) payload.result = a.result
+  if (a.result !== undefined) payload.result = a.result as JsonValue
   if (a.text !== undefined) {
     const allowed = SIGNAL_RULES[signal].allowed
     const field = allowed.includes('text') ? 'text' : allowed.includes('result') ? 'result' : 'context'

@@ -10,7 +10,7 @@ import { checkSendParams, sendSchema } from './send-params.js'
 import { DAY } from '../util/time.js'
 import {
   READ_BY, RECEIPT_STATES,
-  type AgentRow, type AttachEvent, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
+  type AgentRow, type AttachEvent, type BroadcastResult, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
   type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
   type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
@@ -139,7 +139,8 @@ export interface MethodResults {
   'node.ensure': NodeInfo
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
-  send: SendResult & { receipt: ReceiptStateName | 'off' }
+  /** with to "broadcast": id is the broadcast id and the broadcast fields are set */
+  send: SendResult & { receipt: ReceiptStateName | 'off' } & Partial<BroadcastResult>
   'receipt.get': ReceiptView
   'receipt.wait': ReceiptView & { reached: boolean }
   'inbox.read': RenderedPacket[]

@@ -40,9 +40,14 @@ function fieldSchema (spec: FieldSpec): z.ZodTypeAny {
 type PacketFieldShape = { [K in SendFieldName]: z.ZodType<FieldValues[K] | undefined> }
 const packetFields = Object.fromEntries(SEND_FIELDS.map((k) => [k, fieldSchema(FIELDS[k]).optional()])) as unknown as PacketFieldShape
 
+/** `to` naming a broadcast to a group (docs/PROTOCOL.md): a node called "broadcast" is reached by its id */
+export const BROADCAST_TO = 'broadcast'
+
 export const sendSchema = z.object({
   as: name,
+  /** a node name or id, or "broadcast" (then `group` names the group's head; default: the sender's own group) */
   to: name,
+  group: name.optional(),
   text: z.string().optional(),
   signal: z.string().optional(),
   payload: payloadSchema.optional(),
@@ -73,7 +78,7 @@ function fieldCheck (spec: FieldSpec): Check {
 
 /** Each field of sendSchema, in its order, with what it accepts (besides absence, for all but as/to). */
 const CHECKS: ReadonlyArray<[keyof SendParams, Check]> = [
-  ['as', isName], ['to', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
+  ['as', isName], ['to', isName], ['group', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
   ...SEND_FIELDS.map((k): [keyof SendParams, Check] => [k, fieldCheck(FIELDS[k])]),
   ['zone', oneOf(ZONES)], ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
 ]

@@ -1,3 +1,5 @@
+import type { ResultOf } from '../control/methods.js'
+import { BROADCAST_TO, type SendParams } from '../control/send-params.js'
 import type { Handlers } from '../control/server.js'
 import { RECEIPT_STATES as WIRE_STATES, type ReceiptView } from '../control/wire.js'
 import { RECEIPT_STATES, STATE_RANK, stateOf, type ReceiptState, type SentReceipt } from '../store/receipts.js'
@@ -8,7 +10,7 @@ import type { Components } from './components.js'
 // started (or `no_receipt`), `receipt.get`, and `receipt.wait` (blocks until a
 // message reached a state, or a timeout).
 
-type Host = Pick<Components, 'nodes' | 'sender' | 'resolver' | 'receipts' | 'label'>
+type Host = Pick<Components, 'nodes' | 'sender' | 'broadcaster' | 'resolver' | 'receipts' | 'label'>
 
 // the contract's states are the store's (src/control may not import src/store)
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
@@ -50,12 +52,28 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
   return { ...view(host, r), reached: hasReached(r, want) }
 }
 
+/** `send` to "broadcast": the copies, and a receipt history for each one sent. */
+async function broadcast (host: Host, req: SendParams, off: boolean): Promise<ResultOf<'send'>> {
+  const b = await host.broadcaster.broadcast(req)
+  const from = host.nodes.get(req.as)
+  for (const m of b.members) {
+    if (m.id === undefined || from === undefined || m.state === 'refused') continue
+    const target = await host.resolver.resolve(m.to_id).catch(() => undefined)
+    if (target === undefined) continue
+    host.receipts.sent({ id: m.id, to: m.to_id, from: from.record.id, dest: target.kind === 'remote' ? target.host : 'local', state: m.state, off })
+  }
+  const pending = b.members.some((m) => m.state === 'queued')
+  return { ...b, state: pending ? 'queued' : 'delivered', receipt: 'off' }
+}
+
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
     /** `send`: the message, then its receipt history (queued, or delivered for a local node). */
     send: {
       call: async (p) => {
         const { no_receipt: off, ...req } = p
+        if (req.to === BROADCAST_TO) return await broadcast(host, req, off === true)
+        if (req.group !== undefined) throw new InvalidArgumentError(`group names a broadcast's group: pass to "${BROADCAST_TO}" with it`)
         const r = await host.sender.send(req)
         const from = host.nodes.get(req.as)
         // resolved a moment ago by the send: answered from the cache

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { DEFAULT_DESTINATIONS, parseDestinations, type DestinationPolicy } from '../authz/signal-destination.js'
 import { DEFAULT_LISTEN } from '../control/home.js'
 import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
@@ -38,6 +39,8 @@ export interface HostConfig {
   profiles: Record<string, unknown>
   /** local nodes (by name) whose host never reports `read` receipts to senders (docs/DELIVERY.md) */
   hideReadReceipts: string[]
+  /** where CHECKPOINT, HANDOFF and RETURN may go (docs/SECURITY.md "Signal destinations"); config `signal_destinations` */
+  signalDestinations: DestinationPolicy
 }
 
 export function defaultConfig (): HostConfig {
@@ -57,7 +60,8 @@ export function defaultConfig (): HostConfig {
     maxDepth: 1,
     deniedNoticeWindow: 60 * SECOND,
     profiles: {},
-    hideReadReceipts: []
+    hideReadReceipts: [],
+    signalDestinations: { ...DEFAULT_DESTINATIONS }
   }
 }
 
@@ -84,7 +88,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'signal_destinations'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -125,7 +129,8 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     maxDepth: policyDepth(r, base.maxDepth),
     deniedNoticeWindow: num(r, 'denied_notice_window_ms', base.deniedNoticeWindow),
     profiles: profilesOf(r, base.profiles),
-    hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts)
+    hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts),
+    signalDestinations: r.signal_destinations === undefined ? base.signalDestinations : parseDestinations(r.signal_destinations, (m) => new ConfigError(m))
   }
 }
 

@@ -39,7 +39,10 @@ export function metaOf (p: RenderedPacket): Record<string, string> {
     ['conversation_id', p.conversation_id],
     ['in_reply_to', p.in_reply_to],
     ['requires_reply', p.requires_reply],
-    ['priority', p.priority]
+    ['priority', p.priority],
+    // a member's copy of a broadcast: the broadcast id and the group's head
+    ['broadcast', p.broadcast],
+    ['group_id', p.group]
   ]
   for (const [key, value] of optional) {
     if (value !== undefined && value !== null) meta[key] = String(value)

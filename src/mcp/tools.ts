@@ -2,7 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import type { ParamsOf } from '../control/methods.js'
-import { SIGNAL_RULES } from '../packet/rules.js'
+import { BROADCAST_TO } from '../control/send-params.js'
+import { TEXT_FIELD } from '../packet/rules.js'
 import { PRIORITIES, SIGNALS, ZONES, type JsonValue, type OptionValue, type Signal } from '../packet/types.js'
 import { MAX_TEXT_FIELD } from '../packet/validate.js'
 import { markRead, registerConsumption } from './tools-consumption.js'
@@ -38,8 +39,7 @@ function payloadOf (a: PayloadArgs): { signal: Signal, payload: SendPayload } {
   if (a.options !== undefined) payload.options = a.options
   if (a.result !== undefined) payload.result = a.result as JsonValue
   if (a.text !== undefined) {
-    const allowed = SIGNAL_RULES[signal].allowed
-    const field = allowed.includes('text') ? 'text' : allowed.includes('result') ? 'result' : 'context'
+    const field = TEXT_FIELD[signal] as 'text' | 'context' | 'result'
     if (payload[field] === undefined) payload[field] = a.text
     else payload.text = a.text
   }
@@ -58,12 +58,13 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
   mcp.registerTool('send', {
     description: 'Send a message to a node on the mesh (by name or node id). Returns {id, state}: "delivered" (local) or "queued" (durably on its way to another host); pass id to the receipt tool to see whether it was pushed and read.',
     inputSchema: strictArgs({
-      to: z.string().min(1).describe('node name or did:key id'),
+      to: z.string().min(1).describe('node name or did:key id; "broadcast" sends to your group (see the broadcast tool)'),
       ...payloadShape,
       conversation_id: z.string().min(1).max(256).optional().describe('thread id to file this message under'),
       in_reply_to: z.string().min(1).max(256).optional().describe('the msg_id this answers (prefer the reply tool)')
     })
   }, async (a) => await guarded(async () => {
+    if (a.to === BROADCAST_TO) return await broadcastTo(ctx, undefined, a)
     const target = await ctx.link.call('node.resolve', { target: a.to })
     const { signal, payload } = payloadOf(a)
     return await guardedSend(ctx, target.id, a.conversation_id, {
@@ -84,6 +85,25 @@ function registerMessaging (mcp: McpServer, ctx: ToolContext): void {
     await markRead(ctx, { seqs: [original.seq] }, 'reply') // replying is handling it: the message is read
     return sent
   }))
+}
+
+/** A broadcast through the loop guard (the group counts as one peer). */
+async function broadcastTo (ctx: ToolContext, group: string | undefined, a: PayloadArgs & { conversation_id?: string, requires_reply?: boolean, priority?: typeof PRIORITIES[number] }): Promise<unknown> {
+  const { signal, payload } = payloadOf(a)
+  return await guardedSend(ctx, `${BROADCAST_TO}:${group ?? ''}`, a.conversation_id, {
+    to: BROADCAST_TO, group, signal, payload, conversation_id: a.conversation_id, requires_reply: a.requires_reply, priority: a.priority
+  })
+}
+
+function registerBroadcast (mcp: McpServer, ctx: ToolContext): void {
+  mcp.registerTool('broadcast', {
+    description: 'Send one message to every member of a group: by default your own (your parent, siblings and children), or with group the group that node heads. Each member gets its own copy, checked by its own permissions. Returns {broadcast, members: [{to, result: delivered | queued | refused: CODE, id}]}.',
+    inputSchema: strictArgs({
+      group: z.string().min(1).max(256).optional().describe('the node whose group (it and its children) to send to; default: your own group'),
+      ...payloadShape,
+      conversation_id: z.string().min(1).max(256).optional().describe('thread id to file this message under')
+    })
+  }, async (a) => await guarded(async () => await broadcastTo(ctx, a.group, a)))
 }
 
 function registerViews (mcp: McpServer, ctx: ToolContext): void {
@@ -130,6 +150,7 @@ function registerSpawn (mcp: McpServer, ctx: ToolContext): void {
 export function registerTools (mcp: McpServer, ctx: ToolContext): void {
   registerSpawn(mcp, ctx)
   registerMessaging(mcp, ctx)
+  registerBroadcast(mcp, ctx)
   registerViews(mcp, ctx)
   registerConsumption(mcp, ctx)
   registerAuthority(mcp, ctx)

@@ -68,7 +68,11 @@ export const FIELDS = {
   conversation_id: { kind: 'string', send: true, render: true },
   in_reply_to: { kind: 'string', send: true, render: true },
   priority: { kind: 'enum', values: PRIORITIES, send: true, render: true },
-  requires_reply: { kind: 'bool', send: true, render: true }
+  requires_reply: { kind: 'bool', send: true, render: true },
+  /** set on each member's copy of a broadcast: the broadcast id (one per call, shared by the copies) */
+  broadcast: { kind: 'string', send: false, render: true },
+  /** with broadcast: the head of the group broadcast to */
+  group: { kind: 'nodeId', send: false, render: true }
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof FIELDS

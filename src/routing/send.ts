@@ -24,6 +24,9 @@ export type SendRequest = SendParams
  */
 export type Transports = { readonly [K in TargetKind]: Transport<Extract<Target, { kind: K }>> }
 
+/** The fields that mark a member's copy of a broadcast. */
+export interface BroadcastMarks { broadcast: string, group: string }
+
 /** The sender-side permission check: attaches proof to the packet, or throws the denial. */
 export interface SendAuthorizer { authorizeSend: (packet: Packet, from: LocalNode, target: Target) => Promise<void> }
 
@@ -79,11 +82,13 @@ export class Sender {
 
   constructor (private readonly components: SenderComponents) {}
 
-  async send (req: SendRequest): Promise<QueueResult> {
+  /** `marks`: fields only the daemon sets (a broadcast copy's broadcast id and group). */
+  async send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
     const c = this.components
     const from = await c.registry.ensure(req.as)
     const target = await c.resolver.resolve(req.to)
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
+    if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group = marks.group }
     await c.authorizer.authorizeSend(packet, from, target)
     const transport = c.transports[target.kind] as Transport<Target>
     return await transport.deliver(packet, this.codec.encode(packet), target, req.ttl_ms ?? c.ttl)

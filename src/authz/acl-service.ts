@@ -1,4 +1,5 @@
 import type { Libp2p } from '@libp2p/interface'
+import { signalPayloadProblem } from '../packet/rules.js'
 import { DEFAULT_DESTINATIONS, SIGNAL_DESTINATION, SignalDestinationError, destinationProblem, hasDestinationRule, proofParent, type DestinationPolicy } from './signal-destination.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { checkDepthPolicy, decodeToken, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
@@ -214,7 +215,8 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
 
   /** Sender side of the signal-destination rule: SignalDestinationError names what the signal may not do. */
   private async checkDestinationOnSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
-    if (!hasDestinationRule(this.destinations, packet)) return
+    // a payload that breaks its signal's rule is named by the encoder (SIGNAL_PAYLOAD) first
+    if (!hasDestinationRule(this.destinations, packet) || signalPayloadProblem(packet.signal, packet.payload) !== undefined) return
     const answers = async (): Promise<boolean> => {
       const e = packet.in_reply_to === undefined ? undefined : await this.c.answers?.received(from.record.id, packet.in_reply_to)
       return e !== undefined && (e.from === packet.to || e.return_to === packet.to)

@@ -44,7 +44,9 @@ export async function destinationProblem (policy: DestinationPolicy, packet: Pac
   const { from, to } = packet
   switch (packet.signal) {
     case 'CHECKPOINT':
-      return to === from || to === facts.fromParent ? undefined : 'CHECKPOINT goes to the node itself (its own record) or its parent'
+      // progress on a request (in_reply_to naming the target's message, as the ACP bridge reports) counts as an answer
+      if (to === from || to === facts.fromParent) return undefined
+      return packet.in_reply_to !== undefined && await facts.answers() ? undefined : 'CHECKPOINT goes to the node itself (its own record), its parent, or as progress to the sender of the message in in_reply_to'
     case 'HANDOFF':
       return to === from || (facts.fromParent !== null && facts.fromParent === facts.toParent) ? undefined : 'HANDOFF goes only to a node of the same lineage (itself or a sibling under the same parent)'
     case 'RETURN':

@@ -42,7 +42,7 @@ export function metaOf (p: RenderedPacket): Record<string, string> {
     ['priority', p.priority],
     // a member's copy of a broadcast: the broadcast id and the group's head
     ['broadcast', p.broadcast],
-    ['group_id', p.group]
+    ['group_id', p.group_id]
   ]
   for (const [key, value] of optional) {
     if (value !== undefined && value !== null) meta[key] = String(value)

@@ -72,7 +72,7 @@ export const FIELDS = {
   /** set on each member's copy of a broadcast: the broadcast id (one per call, shared by the copies) */
   broadcast: { kind: 'string', send: false, render: true },
   /** with broadcast: the head of the group broadcast to */
-  group: { kind: 'nodeId', send: false, render: true }
+  group_id: { kind: 'nodeId', send: false, render: true }
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof FIELDS

@@ -88,7 +88,7 @@ export class Sender {
     const from = await c.registry.ensure(req.as)
     const target = await c.resolver.resolve(req.to)
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
-    if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group = marks.group }
+    if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group_id = marks.group }
     await c.authorizer.authorizeSend(packet, from, target)
     const transport = c.transports[target.kind] as Transport<Target>
     return await transport.deliver(packet, this.codec.encode(packet), target, req.ttl_ms ?? c.ttl)

@@ -6,11 +6,11 @@
 import { strict as assert } from 'node:assert'
 import { rmSync } from 'node:fs'
 import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
-import { nodeId, specDir, waitAgent, writeSpec } from '../agents/helpers.js'
+import { alive, nodeId, specDir, waitAgent, writeSpec } from '../agents/helpers.js'
 
 interface Member { to: string, to_id: string, state: string, result: string, id?: string, code?: string }
 interface Broadcast { id: string, broadcast: string, group: string, members: Member[] }
-interface Row { id: string, from: string, signal: string, broadcast?: string, group?: string, payload: { text?: string } }
+interface Row { id: string, from: string, signal: string, broadcast?: string, group_id?: string, payload: { text?: string } }
 
 async function copies (h: TestHost, node: string, broadcast: string): Promise<Row[]> {
   const rows = jsonLines<Row>(await h.ok(['inbox', node, '--json', '--after', '0', '--limit', '10000']))
@@ -57,20 +57,22 @@ describe('routing e2e - broadcast to a group across two hosts', function () {
   })
 
   it('parent and siblings each get exactly one copy, the blocking sibling none (refused: BLOCKED), and a restart of the remote members\' host loses nothing', async () => {
+    const pid = b.pid
     b.kill9() // the remote members' host is down while the broadcast is made
+    await waitFor(async () => !alive(pid), 10_000, 'b\'s daemon gone')
     const r = await a.run(['send', '--as', 'c1', '--to-group', 'standup in 5', '--json'])
     assert.equal(r.code, 1, 'a member refused: exit 1')
     const out = JSON.parse(r.stdout) as Broadcast
     assert.equal(out.group, 'lead')
     assert.deepEqual(byName(out), { c2: 'refused: BLOCKED', c3: 'delivered', c4: 'queued', c5: 'queued', lead: 'delivered' })
     assert.equal(new Set(out.members.filter((m) => m.id !== undefined).map((m) => m.id)).size, 4, 'each copy has its own message id')
-    await b.start()
+    await waitFor(async () => await b.start().then(() => true, () => false), 20_000, 'b restarted')
     for (const [h, node] of [[a, 'lead'], [a, 'c3'], [b, 'c4'], [b, 'c5']] as const) {
       const got = await waitFor(async () => { const c = await copies(h, node, out.broadcast); return c.length > 0 ? c : undefined }, 60_000, `${node}'s copy`)
       assert.equal(got.length, 1, `${node} has exactly one copy`)
       assert.equal(got[0].payload.text, 'standup in 5')
       assert.equal(got[0].from, 'c1')
-      assert.equal(got[0].group, leadId, 'the copy names the group')
+      assert.equal(got[0].group_id, leadId, 'the copy names the group')
     }
     assert.deepEqual(await copies(a, 'c2', out.broadcast), [], 'the blocking sibling got none')
     // redelivery after the restart added nothing

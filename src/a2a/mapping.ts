@@ -3,6 +3,7 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type TaskStatus } from '@a2a-js/sdk'
 import type { AgentExecutionEvent } from '@a2a-js/sdk/server'
 import type { RenderedPacket } from '../control/wire.js'
+import { optionText, valueText } from '../packet/json-value.js'
 import { AmeshError } from '../util/errors.js'
 import { MAX_PACKET_TEXT, META_KEY } from './constants.js'
 
@@ -74,17 +75,17 @@ export function eventsOfPacket (pkt: RenderedPacket, taskId: string, contextId: 
   const msg = (parts: Part[]): Message => agentMessage(pkt, taskId, contextId, parts)
   switch (pkt.signal) {
     case 'RETURN': {
-      const result = p.result ?? ''
+      const result = p.result === undefined ? '' : valueText(p.result)
       return [
         { kind: 'artifactUpdate', data: { taskId, contextId, artifact: artifactOf(pkt, result), append: false, lastChunk: true, metadata: undefined } },
         statusEvent(taskId, contextId, status(TaskState.TASK_STATE_COMPLETED, msg([textPart(result)])))
       ]
     }
     case 'ERROR':
-      return [statusEvent(taskId, contextId, status(TaskState.TASK_STATE_FAILED, msg([textPart(p.context ?? 'error')])))]
+      return [statusEvent(taskId, contextId, status(TaskState.TASK_STATE_FAILED, msg([textPart(p.context === undefined ? 'error' : valueText(p.context))])))]
     case 'ESCALATE': {
       const options = p.options ?? []
-      const text = `${p.text ?? 'input required'}\noptions: ${options.join(' | ')}`
+      const text = `${p.text ?? 'input required'}\noptions: ${options.map(optionText).join(' | ')}`
       return [statusEvent(taskId, contextId, status(TaskState.TASK_STATE_INPUT_REQUIRED, msg([textPart(text), dataPart({ options })])))]
     }
     default: {

@@ -25,8 +25,10 @@ const VERSION = '0.1.0'
 export interface BridgeOptions { home: string, node: string, bin: string }
 
 function isCancel (p: RenderedPacket): boolean {
-  if (p.signal !== 'MESSAGE' || p.payload.context === undefined) return false
-  try { return JSON.stringify(JSON.parse(p.payload.context)) === CANCEL_CONTEXT } catch { return false }
+  const context = p.payload.context
+  if (p.signal !== 'MESSAGE' || context === undefined) return false
+  if (typeof context !== 'string') return JSON.stringify(context) === CANCEL_CONTEXT
+  try { return JSON.stringify(JSON.parse(context)) === CANCEL_CONTEXT } catch { return false }
 }
 
 export class Bridge {

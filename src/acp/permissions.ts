@@ -2,6 +2,7 @@
 // verdict (`amesh approve|deny ID`, the MCP approve/deny tools, or a reply to
 // the ESCALATE naming an option) → the ACP outcome. Only a verdict from the
 // approver's node id counts; none within the timeout → cancelled.
+import { stringOf } from '../packet/json-value.js'
 import { randomBytes } from 'node:crypto'
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk'
 import type { RenderedPacket } from '../packet/render.js'
@@ -119,7 +120,7 @@ export class Permissions {
     }
     const [rid, e] = found
     if (p.from_id !== e.approverId) { this.log(`verdict ${p.id} for ${rid} dropped: ${p.from} is not the approver`); return true }
-    const body = p.payload.text ?? p.payload.result ?? p.payload.decision ?? ''
+    const body = p.payload.text ?? stringOf(p.payload.result) ?? stringOf(p.payload.decision) ?? ''
     const [word = '', named] = body.trim().split(/[\s:]+/)
     if (named !== undefined && /^[a-z]+$/.test(named) && named !== rid && inRelay) {
       this.log(`verdict ${p.id} dropped: it names request ${named}, not ${rid}`)

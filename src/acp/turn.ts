@@ -2,6 +2,7 @@
 // stream → coalesced CHECKPOINTs; its permission requests → ESCALATEs; its
 // stopReason → RETURN (end_turn) or ERROR (anything else, crash included).
 // Every packet to the requester goes through one queue, so they arrive in order.
+import { valueText } from '../packet/json-value.js'
 import { methods, type RequestPermissionRequest, type RequestPermissionResponse, type SessionUpdate } from '@agentclientprotocol/sdk'
 import type { RenderedPacket } from '../packet/render.js'
 import { acpError, type AgentProcess } from './agent-process.js'
@@ -26,7 +27,7 @@ export interface TurnDeps {
 
 /** The prompt text of a packet: its text, then its context. */
 export function promptText (p: RenderedPacket): string {
-  const parts = [p.payload.text, p.payload.context === undefined ? undefined : `context:\n${p.payload.context}`]
+  const parts = [p.payload.text, p.payload.context === undefined ? undefined : `context:\n${valueText(p.payload.context)}`]
   return parts.filter((x): x is string => x !== undefined && x !== '').join('\n\n')
 }
 

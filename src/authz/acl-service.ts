@@ -1,4 +1,6 @@
 import type { Libp2p } from '@libp2p/interface'
+import { signalPayloadProblem } from '../packet/rules.js'
+import { DEFAULT_DESTINATIONS, SIGNAL_DESTINATION, SignalDestinationError, destinationProblem, hasDestinationRule, proofParent, type DestinationPolicy } from './signal-destination.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { checkDepthPolicy, decodeToken, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
 import type { CardExchange } from '../discovery/cards-protocol.js'
@@ -40,6 +42,16 @@ export interface AclPolicy {
   maxDepth: number
   /** at most one denied-attempt notice per sender per window, ms */
   deniedNoticeWindow: number
+  /** where CHECKPOINT, HANDOFF and RETURN may go (signal-destination.ts) */
+  signalDestinations?: DestinationPolicy
+}
+
+/** What a RETURN's destination check reads: the message it answers. */
+export interface AnswerLookup {
+  /** a message in a local node's inbox (the sending side): its sender and return_to */
+  received: (nodeId: string, msgId: string) => Promise<{ from: string, return_to?: string } | undefined>
+  /** a message this host sent (the receiving side): its sender and target */
+  sent: (msgId: string) => Promise<{ from: string, to: string } | undefined>
 }
 
 export interface AclComponents {
@@ -55,6 +67,8 @@ export interface AclComponents {
   label: (nodeId: string) => string
   policy: AclPolicy
   log: Logger
+  /** for RETURN's destination rule; without it a RETURN is checked for in_reply_to only */
+  answers?: AnswerLookup
 }
 
 /**
@@ -158,6 +172,7 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
 
   /** Sender side: attaches proof to the packet, throws the denial with the grant command that would allow it. */
   async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
+    await this.checkDestinationOnSend(packet, from, target)
     const decision = checkSend(this.c.nodes, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
     // a denied-attempt notice goes to a local target's inbox; an a2a node has no reader (and a remote one is told by its host)
@@ -190,7 +205,38 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     if (served !== remotePeer) {
       return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
     }
+    const misdirected = await this.destinationOnReceive(packet, target)
+    if (misdirected !== null) return misdirected
     return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
+  }
+
+  private get destinations (): DestinationPolicy {
+    return this.c.policy.signalDestinations ?? DEFAULT_DESTINATIONS
+  }
+
+  /** Sender side of the signal-destination rule: SignalDestinationError names what the signal may not do. */
+  private async checkDestinationOnSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
+    // a payload that breaks its signal's rule is named by the encoder (SIGNAL_PAYLOAD) first
+    if (!hasDestinationRule(this.destinations, packet) || signalPayloadProblem(packet.signal, packet.payload) !== undefined) return
+    const answers = async (): Promise<boolean> => {
+      const e = packet.in_reply_to === undefined ? undefined : await this.c.answers?.received(from.record.id, packet.in_reply_to)
+      return e !== undefined && (e.from === packet.to || e.return_to === packet.to)
+    }
+    const toParent = target.kind === 'remote' ? target.card.parent ?? null : target.node.record.parent ?? null
+    const problem = await destinationProblem(this.destinations, packet, { fromParent: from.record.parent ?? null, toParent, answers })
+    if (problem !== undefined) throw new SignalDestinationError(`${SIGNAL_DESTINATION}: ${problem}`)
+  }
+
+  /** Receiving side: from the packet's verified lineage and this host's own records (what it sent), never the sender's word. */
+  private async destinationOnReceive (packet: Packet, target: LocalNode): Promise<Denial | null> {
+    if (!hasDestinationRule(this.destinations, packet)) return null
+    const answers = async (): Promise<boolean> => {
+      const s = packet.in_reply_to === undefined ? undefined : await this.c.answers?.sent(packet.in_reply_to)
+      // the target sent it to the RETURN's sender, or a node of this host did (a SPAWN naming the target as return_to)
+      return s !== undefined && s.to === packet.from && (s.from === packet.to || this.c.nodes.get(s.from) !== undefined)
+    }
+    const problem = await destinationProblem(this.destinations, packet, { fromParent: proofParent(packet), toParent: target.record.parent ?? null, answers })
+    return problem === undefined ? null : { code: SIGNAL_DESTINATION, reason: problem }
   }
 
   /** The receive decision alone (proof and records; no channel binding), for a packet to a local node. */

@@ -11,7 +11,7 @@ import { A2A_METHODS, type A2aMethodResults } from './a2a-methods.js'
 import { DAY } from '../util/time.js'
 import {
   READ_BY, RECEIPT_STATES,
-  type A2aNodeInfo, type AgentRow, type AttachEvent, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
+  type A2aNodeInfo, type AgentRow, type AttachEvent, type BroadcastResult, type GrantView, type InboxState, type JsonObject, type LocalNodeRow, type MarkReadResult, type NodeInfo,
   type NodeRow, type PeersResult, type ReachableRow, type ReceiptStateName, type ReceiptView, type RemoteInfo, type RenderedPacket,
   type ResolvedNode, type SendResult, type StatusResult, type TunnelStatus, type VerdictResult
 } from './wire.js'
@@ -148,7 +148,8 @@ export interface MethodResults extends A2aMethodResults {
   'node.add_a2a': A2aNodeInfo
   'node.resolve': ResolvedNode
   'nodes.reachable': ReachableRow[]
-  send: SendResult & { receipt: ReceiptStateName | 'off' }
+  /** with to "broadcast": id is the broadcast id and the broadcast fields are set */
+  send: SendResult & { receipt: ReceiptStateName | 'off' } & Partial<BroadcastResult>
   'send.batch': { results: Array<(SendResult & { receipt: ReceiptStateName | 'off' }) | { error: ErrorBody }> }
   'receipt.get': ReceiptView
   'receipt.wait': ReceiptView & { reached: boolean }

@@ -5,6 +5,7 @@
 //            payload {text, options: ['allow', 'deny']}, requires_reply, priority high
 //   verdict  a MESSAGE in that conversation replying to the ESCALATE (in_reply_to)
 //            with text `allow <request_id>` or `deny <request_id>`
+import { stringOf, type JsonValue } from '../packet/json-value.js'
 import { z } from 'zod'
 import type { SendParams } from './send-params.js'
 
@@ -65,8 +66,8 @@ const VERDICT_RE = /^\s*(allow|allowed|approve|approved|yes|deny|denied|reject|r
 const ALLOW_WORDS = ['allow', 'allowed', 'approve', 'approved', 'yes']
 
 /** Parse `allow abcde` / `deny abcde` (also yes/no, approve/reject) from a verdict packet's payload. */
-export function parseVerdict (p: { payload: { text?: string, result?: string, decision?: string, context?: string } }): { behavior: Behavior, requestId?: string } | undefined {
-  const body = p.payload.text ?? p.payload.result ?? p.payload.decision ?? p.payload.context ?? ''
+export function parseVerdict (p: { payload: { text?: string, result?: JsonValue, decision?: JsonValue, context?: JsonValue } }): { behavior: Behavior, requestId?: string } | undefined {
+  const body = p.payload.text ?? stringOf(p.payload.result) ?? stringOf(p.payload.decision) ?? stringOf(p.payload.context) ?? ''
   const m = VERDICT_RE.exec(body)
   if (m === null) return undefined
   const behavior: Behavior = ALLOW_WORDS.includes(m[1].toLowerCase()) ? 'allow' : 'deny'

@@ -4,11 +4,28 @@
 // field table, src/packet/fields.ts (those with `send: true`).
 import { z } from 'zod'
 import { FIELDS, MAX_ID_FIELD, SEND_FIELDS, type FieldSpec, type FieldValues, type SendFieldName } from '../packet/fields.js'
-import { PAYLOAD_FIELDS, ZONES } from '../packet/types.js'
+import { PAYLOAD_FIELDS, ZONES, type JsonValue, type Payload } from '../packet/types.js'
 
 const name = z.string().min(1).max(256)
 
-const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, f === 'options' ? z.array(z.string()).optional() : z.string().optional()]))).strict()
+/** An ESCALATE option: a string, or {id, label, description?} */
+const optionObject = z.object({ id: z.string(), label: z.string(), description: z.string().optional() }).strict()
+const optionSchema = z.unknown().superRefine((v, ctx) => {
+  // an object is checked as {id, label, description?}, anything else as a string (so the error says what was expected)
+  const r = (isPlainObject(v) ? optionObject : z.string()).safeParse(v)
+  if (!r.success) for (const issue of r.error.issues) ctx.addIssue(issue as z.IssueData)
+})
+/**
+ * text is a string; context, decision and result any JSON value (their
+ * depth and size are checked as the packet is built: PAYLOAD_TOO_DEEP,
+ * PACKET_TOO_LARGE); options strings or {id, label, description?}.
+ */
+function payloadFieldSchema (f: typeof PAYLOAD_FIELDS[number]): z.ZodTypeAny {
+  if (f === 'text') return z.string().optional()
+  if (f === 'options') return z.array(optionSchema).optional()
+  return z.custom<JsonValue>((v) => v !== undefined, { message: 'a JSON value' }).optional()
+}
+const payloadSchema = z.object(Object.fromEntries(PAYLOAD_FIELDS.map((f) => [f, payloadFieldSchema(f)]))).strict() as unknown as z.ZodType<Payload, z.ZodTypeDef, Payload>
 
 /** The zod type of a packet field as a `send` parameter (a node id is any string here: it is checked as the packet is built). */
 function fieldSchema (spec: FieldSpec): z.ZodTypeAny {
@@ -23,9 +40,14 @@ function fieldSchema (spec: FieldSpec): z.ZodTypeAny {
 type PacketFieldShape = { [K in SendFieldName]: z.ZodType<FieldValues[K] | undefined> }
 const packetFields = Object.fromEntries(SEND_FIELDS.map((k) => [k, fieldSchema(FIELDS[k]).optional()])) as unknown as PacketFieldShape
 
+/** `to` naming a broadcast to a group (docs/PROTOCOL.md): a node called "broadcast" is reached by its id */
+export const BROADCAST_TO = 'broadcast'
+
 export const sendSchema = z.object({
   as: name,
+  /** a node name or id, or "broadcast" (then `group` names the group's head; default: the sender's own group) */
   to: name,
+  group: name.optional(),
   text: z.string().optional(),
   signal: z.string().optional(),
   payload: payloadSchema.optional(),
@@ -56,7 +78,7 @@ function fieldCheck (spec: FieldSpec): Check {
 
 /** Each field of sendSchema, in its order, with what it accepts (besides absence, for all but as/to). */
 const CHECKS: ReadonlyArray<[keyof SendParams, Check]> = [
-  ['as', isName], ['to', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
+  ['as', isName], ['to', isName], ['group', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
   ...SEND_FIELDS.map((k): [keyof SendParams, Check] => [k, fieldCheck(FIELDS[k])]),
   ['zone', oneOf(ZONES)], ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
 ]
@@ -72,11 +94,20 @@ function onlyKeys (o: Record<string, unknown>, known: Set<string>): boolean {
   return true
 }
 
+const OPTION_KEYS = new Set(['id', 'label', 'description'])
+
+function isOption (o: unknown): boolean {
+  if (typeof o === 'string') return true
+  if (!isPlainObject(o) || !onlyKeys(o, OPTION_KEYS)) return false
+  return isString(o.id) && isString(o.label) && (o.description === undefined || isString(o.description))
+}
+
 function isPayload (v: unknown): boolean {
   if (!isPlainObject(v) || !onlyKeys(v, PAYLOAD_KEYS)) return false
   for (const f of PAYLOAD_FIELDS) {
     const x = v[f]
-    if (x !== undefined && !(f === 'options' ? isStrings(x) : isString(x))) return false
+    if (x === undefined) continue
+    if (f === 'text' ? !isString(x) : f === 'options' ? !(Array.isArray(x) && x.every(isOption)) : false) return false
   }
   return true
 }

@@ -78,6 +78,23 @@ export interface RelayStatus {
 /** The result of a `send` (and of a permission verdict's send). */
 export interface SendResult { id: string, state: 'queued' | 'delivered', seq?: number }
 
+/** One member's copy of a broadcast: delivered (local inbox), queued (outbox, for its host), or refused by the sender's check. */
+export interface BroadcastMember {
+  to: string
+  to_id: string
+  state: 'delivered' | 'queued' | 'refused'
+  /** "delivered", "queued" or "refused: CODE" */
+  result: string
+  /** the member's own message id (receipts, replies); absent when refused */
+  id?: string
+  seq?: number
+  code?: string
+  reason?: string
+}
+
+/** `send` to "broadcast": the broadcast id, the group's head, and one result per member. */
+export interface BroadcastResult { broadcast: string, group: string, group_id: string, members: BroadcastMember[] }
+
 /** What became of a sent message, in order (docs/DELIVERY.md "Receipts"). */
 export const RECEIPT_STATES = ['queued', 'delivered', 'pushed', 'read', 'refused', 'dead'] as const
 export type ReceiptStateName = typeof RECEIPT_STATES[number]

@@ -28,8 +28,10 @@ function dataPart (value: Record<string, unknown>): Part {
 function partsOf (payload: Payload): Part[] {
   const parts: Part[] = []
   if (payload.text !== undefined) parts.push(textPart(payload.text))
-  if (payload.context !== undefined) parts.push(textPart(payload.context, { [AMESH_METADATA]: { field: 'context' } }))
+  if (typeof payload.context === 'string') parts.push(textPart(payload.context, { [AMESH_METADATA]: { field: 'context' } }))
   const rest: Record<string, unknown> = {}
+  // a structured context travels as data, like the other structured fields
+  if (payload.context !== undefined && typeof payload.context !== 'string') rest.context = payload.context
   if (payload.decision !== undefined) rest.decision = payload.decision
   if (payload.options !== undefined) rest.options = payload.options
   if (payload.result !== undefined) rest.result = payload.result

@@ -1,4 +1,5 @@
 import type { ResultOf } from '../control/methods.js'
+import { BROADCAST_TO, type SendParams } from '../control/send-params.js'
 import type { Handlers } from '../control/server.js'
 import type { QueueResult } from '../delivery/transport.js'
 import type { SendRequest } from '../routing/send.js'
@@ -11,7 +12,7 @@ import type { Components } from './components.js'
 // started (or `no_receipt`), `receipt.get`, and `receipt.wait` (blocks until a
 // message reached a state, or a timeout).
 
-type Host = Pick<Components, 'nodes' | 'sender' | 'resolver' | 'receipts' | 'label'>
+type Host = Pick<Components, 'nodes' | 'sender' | 'broadcaster' | 'resolver' | 'receipts' | 'label'>
 
 // the contract's states are the store's (src/control may not import src/store)
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
@@ -69,11 +70,26 @@ export async function afterSend (host: Host, req: SendRequest, r: QueueResult): 
   return { ...r, receipt: off ? 'off' : r.state }
 }
 
+/** `send` to "broadcast": the copies, and a receipt history for each one sent. */
+async function broadcast (host: Host, req: SendParams, off: boolean): Promise<ResultOf<'send'>> {
+  const b = await host.broadcaster.broadcast(req)
+  const from = host.nodes.get(req.as)
+  for (const m of b.members) {
+    if (m.id === undefined || from === undefined || m.state === 'refused') continue
+    if (m.state === 'queued') host.receipts.queued({ id: m.id, from: from.record.id, to: m.to_id, off })
+    else host.receipts.local({ id: m.id, to: m.to_id, from: from.record.id, off })
+  }
+  const pending = b.members.some((m) => m.state === 'queued')
+  return { ...b, state: pending ? 'queued' : 'delivered', receipt: 'off' }
+}
+
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
     /** `send`: the message (no_receipt is a packet field), then what receipts know of it: nothing stored for a remote send. */
     send: {
       call: async (p) => {
+        if (p.to === BROADCAST_TO) return await broadcast(host, p, p.no_receipt === true)
+        if (p.group !== undefined) throw new InvalidArgumentError(`group names a broadcast's group: pass to "${BROADCAST_TO}" with it`)
         return await afterSend(host, p, await host.sender.send(p))
       }
     },

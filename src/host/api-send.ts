@@ -11,7 +11,7 @@ import { BatchTooLargeError, errorCode, errorMessage } from '../util/errors.js'
 import type { Components } from './components.js'
 import { afterSend } from './api-receipts.js'
 
-type Host = Pick<Components, 'nodes' | 'sender' | 'resolver' | 'receipts' | 'label'>
+type Host = Pick<Components, 'nodes' | 'sender' | 'broadcaster' | 'resolver' | 'receipts' | 'label'>
 type EntryResult = ResultOf<'send.batch'>['results'][number]
 
 function failed (err: unknown): { error: ErrorBody } {

@@ -24,6 +24,9 @@ import type { SshJoins } from '../discovery/tunnels.js'
 import { NodeRegistry, type Announcer } from '../routing/nodes.js'
 import { Resolver } from '../routing/resolve.js'
 import { Sender } from '../routing/send.js'
+import { Broadcaster } from '../routing/broadcast.js'
+import type { AnswerLookup } from '../authz/acl-service.js'
+import { decodePacket } from '../packet/codec.js'
 import type { Committer, RawDb } from '../store/db.js'
 import type { ConsumptionStore } from '../store/consumption.js'
 import { InboxStore } from '../store/inbox.js'
@@ -85,6 +88,8 @@ export interface Components {
   readonly sender: Sender
   /** external A2A agents as nodes (`node add-a2a`): their clients and their transport */
   readonly a2a: { readonly clients: A2aClients, readonly transport: A2aTransport }
+  /** `send` to "broadcast": one copy per group member through the sender */
+  readonly broadcaster: Broadcaster
   /** receipt histories of sent messages; receipts for the senders of messages read or pushed here */
   readonly receipts: ReceiptService
   readonly discovery?: DiscoveryService
@@ -184,7 +189,17 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const resolver = new Resolver({ nodes, directory, exchange, finders: discovery !== undefined ? [discovery] : [] })
   const { label } = resolver
   const notices = new Notices({ inbox, log })
-  const acl = new AclService({ db: stores.db, committer: stores.committer, nodes, directory, exchange, libp2p, resolver, notices, label, policy: config, log })
+  // RETURN's destination rule reads the message answered: in the sender's inbox, or among this host's sent messages (receipts, made below)
+  const answers: AnswerLookup = {
+    received: async (nodeId, msgId) => {
+      const e = await inbox.entryById(nodeId, msgId)
+      if (e === undefined) return undefined
+      const p = decodePacket(e.packet)
+      return { from: p.from, return_to: p.return_to }
+    },
+    sent: async (msgId) => await receipts.history(msgId)
+  }
+  const acl = new AclService({ db: stores.db, committer: stores.committer, nodes, directory, exchange, libp2p, resolver, notices, label, policy: config, log, answers })
   lifecycle.add('acl', acl)
   const announcers: Announcer[] = [{ announce: () => { void exchange.exchangeAll(3) } }]
   if (discovery !== undefined) announcers.push(discovery)
@@ -197,6 +212,7 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const a2a = a2aAgents(stores, notices, label, log, outcomes)
   lifecycle.add('a2a agents', a2a.transport)
   const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery, a2a: a2a.transport }, inbox, ttl: config.ttl })
+  const broadcaster = new Broadcaster({ registry, resolver, nodes, directory, exchange, sender })
   lifecycle.add('peer events', new PeerEvents({ libp2p, exchange, log }))
   lifecycle.add('bootstrap keeper', keeper)
   lifecycle.add('retention', new Retention({ nodes, inbox, outbox: stores.outbox, config, log }))
@@ -204,7 +220,7 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   if (discovery !== undefined) lifecycle.add('discovery', discovery)
   const components: Components = {
     paths, config, log, startedAt: Date.now(), ...stores, libp2p, keeper, directory, cards, exchange,
-    resolver, notices, acl, registry, delivery, sender, a2a, receipts, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
+    resolver, notices, acl, registry, delivery, sender, broadcaster, a2a, receipts, discovery, joins: discovery?.joins, label, announce: () => registry.announce()
   }
   const agents = base.agents === true ? managedNodes(components, lifecycle) : undefined
   return { ...components, agents, lifecycle, stop: async () => await lifecycle.stop() }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { DEFAULT_DESTINATIONS, parseDestinations, type DestinationPolicy } from '../authz/signal-destination.js'
 import { DEFAULT_LISTEN } from '../control/home.js'
 import { parse } from 'yaml'
 import { DURABILITY_MODES, type Durability } from '../store/db.js'
@@ -44,6 +45,8 @@ export interface HostConfig {
   relays: string[]
   /** the A2A face (issue 13): off (undefined) by default */
   a2a?: A2aConfig
+  /** where CHECKPOINT, HANDOFF and RETURN may go (docs/SECURITY.md "Signal destinations"); config `signal_destinations` */
+  signalDestinations: DestinationPolicy
 }
 
 /** Who may reserve a slot on a relay: any amesh host, or only hosts one of whose nodes holds the operator's host grant of /relay/reserve. */
@@ -152,7 +155,8 @@ export function defaultConfig (): HostConfig {
     profiles: {},
     hideReadReceipts: [],
     relay: defaultRelayConfig(),
-    relays: []
+    relays: [],
+    signalDestinations: { ...DEFAULT_DESTINATIONS }
   }
 }
 
@@ -179,7 +183,7 @@ export function parseDurability (v: unknown): Durability {
   return v as Durability
 }
 
-const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'relay', 'relays', 'a2a'])
+const KNOWN_KEYS = new Set(['listen', 'peers', 'mdns', 'durability', 'store_min_free_bytes', 'outbox_per_destination', 'inbox_per_node', 'ttl_ms', 'retention_age_ms', 'retention_keep', 'dedup_window_ms', 'dead_retention_ms', 'policy', 'denied_notice_window_ms', 'profiles', 'hide_read_receipts', 'relay', 'relays', 'a2a', 'signal_destinations'])
 
 function policyDepth (raw: Raw, fallback: number): number {
   const p = raw.policy
@@ -262,7 +266,8 @@ export function parseConfig (text: string, base: HostConfig = defaultConfig()): 
     hideReadReceipts: strList(r, 'hide_read_receipts', base.hideReadReceipts),
     relay: parseRelay(r.relay, base.relay),
     relays: strList(r, 'relays', base.relays),
-    a2a: parseA2aBlock(r.a2a, base.a2a)
+    a2a: parseA2aBlock(r.a2a, base.a2a),
+    signalDestinations: r.signal_destinations === undefined ? base.signalDestinations : parseDestinations(r.signal_destinations, (m) => new ConfigError(m))
   }
 }
 

@@ -1,5 +1,6 @@
 import { isPermissionRequest, permissionRequestId } from '../control/permission.js'
 import type { RenderedPacket } from '../control/wire.js'
+import { optionText, valueText } from '../packet/json-value.js'
 
 /** The params of one `notifications/claude/channel` event. */
 export interface ChannelEvent {
@@ -15,10 +16,11 @@ export function contentOf (p: RenderedPacket): string {
   if (p.signal === 'MESSAGE' && pl.context === undefined) return pl.text ?? ''
   const parts: string[] = []
   if (pl.text !== undefined) parts.push(pl.text)
-  if (pl.context !== undefined) parts.push(`context: ${pl.context}`)
-  if (pl.decision !== undefined) parts.push(`decision: ${pl.decision}`)
-  if (pl.result !== undefined) parts.push(`result: ${pl.result}`)
-  if (pl.options !== undefined) parts.push(`options: ${pl.options.join(' | ')}`)
+  // structured values as compact JSON (one line), strings as they are
+  if (pl.context !== undefined) parts.push(`context: ${valueText(pl.context)}`)
+  if (pl.decision !== undefined) parts.push(`decision: ${valueText(pl.decision)}`)
+  if (pl.result !== undefined) parts.push(`result: ${valueText(pl.result)}`)
+  if (pl.options !== undefined) parts.push(`options: ${pl.options.map(optionText).join(' | ')}`)
   const body = parts.join('\n')
   return p.signal === 'MESSAGE' ? body : `[${p.signal}] ${body}`
 }
@@ -37,7 +39,10 @@ export function metaOf (p: RenderedPacket): Record<string, string> {
     ['conversation_id', p.conversation_id],
     ['in_reply_to', p.in_reply_to],
     ['requires_reply', p.requires_reply],
-    ['priority', p.priority]
+    ['priority', p.priority],
+    // a member's copy of a broadcast: the broadcast id and the group's head
+    ['broadcast', p.broadcast],
+    ['group_id', p.group_id]
   ]
   for (const [key, value] of optional) {
     if (value !== undefined && value !== null) meta[key] = String(value)

@@ -1,5 +1,5 @@
 // A direct encoder for the value shapes a packet has (maps with ASCII keys,
-// strings, safe integers, booleans, byte strings, lists), giving exactly the
+// strings, safe integers, booleans, null, byte strings, lists), giving exactly the
 // bytes `@ipld/dag-cbor` gives: minimal-length heads, map keys sorted by
 // length then bytewise. Anything outside those shapes (a non-ASCII key, a lone
 // surrogate, a float, undefined, a CID) is handed to `@ipld/dag-cbor` whole, so
@@ -78,6 +78,7 @@ function writeValue (w: Writer, v: unknown): void {
     return v >= 0 ? w.head(0, v) : w.head(1, -1 - v)
   }
   if (typeof v === 'boolean') { w.room(1); w.buf[w.pos++] = v ? 0xf5 : 0xf4; return }
+  if (v === null) { w.room(1); w.buf[w.pos++] = 0xf6; return }
   if (v instanceof Uint8Array) return w.bytes(v)
   if (Array.isArray(v)) { w.head(4, v.length); for (const x of v) writeValue(w, x); return }
   if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) return writeMap(w, v as Record<string, unknown>)

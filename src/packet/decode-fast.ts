@@ -17,44 +17,21 @@
 // The top-level keys and the readers of the optional fields come from the
 // field table (fields.ts). A PacketDecoder keeps its own cache of recently
 // seen node ids: whoever decodes a stream of packets owns one.
-import { Buffer, isUtf8 } from 'node:buffer'
+import { Buffer } from 'node:buffer'
 import { isNodeId } from '../identity/node-key.js'
-import { keyOrder } from './canonical.js'
-import { CborCursor, FALSE, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TEXT, MAJOR_UINT, TRUE } from './cbor-cursor.js'
-import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, SIGNALS, ZONES } from './fields.js'
+import { CanonicalReader, NOT_CANONICAL, keyTable, out } from './canonical-reader.js'
+import { MAJOR_ARRAY, MAJOR_MAP, MAJOR_TEXT } from './cbor-cursor.js'
+import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_LIST_STRING, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, SIGNALS, ZONES } from './fields.js'
 import type { FieldName } from './fields.js'
 import { RecentIds } from './recent-ids.js'
 import { signalPayloadProblem } from './rules.js'
 import type { Packet, Payload, PayloadField, Proof, Scope, Zone } from './types.js'
 
-/** Thrown inside the reader for anything outside the canonical subset (one instance: no stack is captured). */
-class NotCanonical extends Error {}
-const NOT_CANONICAL = new NotCanonical('not in the canonical packet subset')
-
-function out (): never { throw NOT_CANONICAL }
-
-/**
- * strings up to this many bytes (map keys, enum values) are read by a loop
- * while they are ASCII; longer ones natively (a long concatenated string is
- * slow to hash, and node ids are looked up in a set)
- */
-const SHORT_STRING = 16
 /** the ULID alphabet (Crockford base32, upper case), as util/ulid.ts checks it */
 const ULID_CHAR = new Uint8Array(128)
 for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] = 1
 const ULID_LENGTH = 26
 const EMPTY = new Uint8Array(0)
-
-/** The keys one map may have, in canonical order. */
-interface KeyTable {
-  readonly names: readonly string[]
-  readonly bytes: readonly Uint8Array[]
-}
-
-function keyTable (keys: readonly string[]): KeyTable {
-  const names = [...keys].sort(keyOrder)
-  return { names, bytes: names.map((k) => Uint8Array.from(Buffer.from(k, 'latin1'))) }
-}
 
 const TOP_KEYS = keyTable(PACKET_KEYS)
 const SCOPE_KEYS = keyTable(['files', 'zone'])
@@ -65,115 +42,13 @@ function oneOf<T extends string> (list: readonly T[], v: string): T {
   return (list as readonly string[]).includes(v) ? v as T : out()
 }
 
-type Slice = (this: Buffer, start: number, end: number) => string
-/** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
-const utf8Slice: Slice = (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
-  function (this: Buffer, start: number, end: number) { return this.toString('utf8', start, end) }
-
-class Reader extends CborCursor {
-  /** a Buffer over the bytes (for its UTF-8 slice), made when a long string needs it */
-  private buf: Buffer | undefined
-
+class Reader extends CanonicalReader {
   constructor (private readonly recentIds: RecentIds | undefined) { super() }
 
   /** Read `bytes`; a Buffer is read through a plain Uint8Array view (slices of a Buffer would be Buffers, cborg's are plain). */
   start (bytes: Uint8Array): void {
     this.reset(Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes)
     this.buf = undefined
-  }
-
-  /** The argument of a head of `major`: minimal, definite, a safe integer. */
-  head (major: number): number {
-    const n = this.expect(major)
-    return n >= 0 ? n : out()
-  }
-
-  /** A count of items that follow, each at least one byte. */
-  count (major: number): number {
-    const n = this.head(major)
-    if (n > this.end - this.pos) out()
-    return n
-  }
-
-  uint (): number { return this.head(MAJOR_UINT) }
-
-  bool (): boolean {
-    const b = this.bytes[this.pos]
-    if (b !== TRUE && b !== FALSE) out()
-    this.pos++
-    return b === TRUE
-  }
-
-  text (): string {
-    const n = this.head(MAJOR_TEXT)
-    const s = this.pos
-    if (n > this.end - s) out()
-    this.pos = s + n
-    if (n > SHORT_STRING) return this.utf8(s, s + n)
-    const d = this.bytes
-    let str = ''
-    for (let i = s; i < s + n; i++) {
-      const c = d[i]
-      if (c >= 0x80) return this.utf8(s, s + n)
-      str += String.fromCharCode(c)
-    }
-    return str
-  }
-
-  private utf8 (s: number, e: number): string {
-    const d = this.bytes
-    if (e - s >= 3 && d[s] === 0xef && d[s + 1] === 0xbb && d[s + 2] === 0xbf) out()
-    if (!isUtf8(d.subarray(s, e))) out()
-    this.buf ??= Buffer.from(d.buffer, d.byteOffset, d.byteLength)
-    return utf8Slice.call(this.buf, s, e)
-  }
-
-  /** A copy of a byte string (as cborg gives: a plain Uint8Array owning its memory). */
-  byteString (): Uint8Array {
-    const n = this.head(MAJOR_BYTES)
-    const s = this.pos
-    if (n > this.end - s) out()
-    this.pos = s + n
-    return this.bytes.slice(s, s + n)
-  }
-
-  /**
-   * The index in `table` of the next map key, which must come after the key
-   * at `prev` (so keys are in canonical order and none repeats). Every known
-   * key is shorter than 24 bytes, so its head is the one byte 0x61..0x77.
-   */
-  key (table: KeyTable, prev: number): number {
-    const d = this.bytes
-    const p = this.pos
-    if (p >= this.end) out()
-    const b = d[p]
-    if (b < 0x61 || b > 0x77) out()
-    const n = b - 0x60
-    if (n > this.end - p - 1) out()
-    const keys = table.bytes
-    for (let i = prev + 1; i < keys.length; i++) {
-      const k = keys[i]
-      if (k.length > n) break
-      if (k.length < n) continue
-      let j = 0
-      while (j < n && d[p + 1 + j] === k[j]) j++
-      if (j === n) { this.pos = p + 1 + n; return i }
-    }
-    return out()
-  }
-
-  /** A string of 1..max characters. */
-  str (max = MAX_ID_FIELD): string {
-    const v = this.text()
-    if (v.length === 0 || v.length > max) out()
-    return v
-  }
-
-  /** A string of 0..max characters. */
-  upTo (max: number): string {
-    const v = this.text()
-    if (v.length > max) out()
-    return v
   }
 
   ulid (): string {
@@ -241,8 +116,9 @@ class Reader extends CborCursor {
     for (let i = 0; i < n; i++) {
       k = this.key(PAYLOAD_KEYS, k)
       const name = PAYLOAD_KEYS.names[k] as PayloadField
-      if (name === 'options') payload.options = this.stringList(1, MAX_OPTIONS)
-      else payload[name] = this.upTo(MAX_TEXT_FIELD)
+      if (name === 'options') payload.options = this.options()
+      else if (name === 'text') payload.text = this.upTo(MAX_TEXT_FIELD)
+      else payload[name] = this.value()
     }
     return payload
   }

@@ -30,6 +30,15 @@ export const MAX_FILES = 1000
 export const MAX_OPTIONS = 100
 export const MAX_ID_FIELD = 256
 export const MAX_PROOF_ITEMS = 16
+/** deepest nesting of arrays and objects in a payload JSON value (context, decision, result) */
+export const MAX_JSON_DEPTH = 32
+/**
+ * The packet schema version this code writes and reads (docs/PROTOCOL.md):
+ * 2 = payload context/decision/result as JSON values, options as strings or
+ * {id, label, description?}, the broadcast fields. Schema-1 packets (string
+ * payload fields) are schema-2 packets too, so they decode unchanged.
+ */
+export const PACKET_SCHEMA = 2
 /** longest scope file and longest option (characters) */
 export const MAX_LIST_STRING = 4096
 
@@ -61,7 +70,11 @@ export const FIELDS = {
   priority: { kind: 'enum', values: PRIORITIES, send: true, render: true },
   requires_reply: { kind: 'bool', send: true, render: true },
   /** the sender wants no receipts for it: the receiving host reports no pushed/read (receipt-service.ts) */
-  no_receipt: { kind: 'bool', send: true, render: false }
+  no_receipt: { kind: 'bool', send: true, render: false },
+  /** set on each member's copy of a broadcast: the broadcast id (one per call, shared by the copies) */
+  broadcast: { kind: 'string', send: false, render: true },
+  /** with broadcast: the head of the group broadcast to */
+  group_id: { kind: 'nodeId', send: false, render: true }
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof FIELDS

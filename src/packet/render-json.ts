@@ -17,7 +17,8 @@ import { OPTIONAL_FIELDS, renderEntry, type PacketEntry } from './render.js'
 
 type Cursor = CborCursor
 
-const MAX_DEPTH = 32
+/** deepest item rendered directly: a packet's own nesting (2) plus payload JSON values (fields.ts MAX_JSON_DEPTH) and room */
+const MAX_DEPTH = 40
 const COMMA = 0x2c
 const COLON = 0x3a
 const PROTO = ascii('__proto__')

@@ -24,6 +24,22 @@ export const SIGNAL_RULES: Readonly<Record<Signal, SignalRule>> = {
   MESSAGE: { allowed: ['text', 'context'], required: [], oneOf: ['text', 'context'] }
 }
 
+/**
+ * The payload field a bare TEXT fills for each signal (the CLI's `send TEXT`,
+ * the MCP tools' `text`): the signal's main field. HANDOFF's decision and
+ * ESCALATE's options come from their own arguments.
+ */
+export const TEXT_FIELD: Readonly<Record<Signal, PayloadField>> = {
+  SPAWN: 'context',
+  RETURN: 'result',
+  BLOCKED_ON: 'context',
+  CHECKPOINT: 'context',
+  HANDOFF: 'context',
+  ESCALATE: 'text',
+  ERROR: 'context',
+  MESSAGE: 'text'
+}
+
 function present (payload: Payload, field: PayloadField): boolean {
   return payload[field] !== undefined
 }

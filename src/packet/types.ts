@@ -3,24 +3,27 @@
 // validator, the decoders, the renderers and the send parameters).
 import { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES } from './fields.js'
 import type { OptionalFields } from './fields.js'
+import type { JsonValue, OptionValue } from './json-value.js'
 
 export { PAYLOAD_FIELDS, PRIORITIES, SIGNALS, ZONES }
 export type Signal = typeof SIGNALS[number]
 export type Zone = typeof ZONES[number]
 export type Priority = typeof PRIORITIES[number]
 export type PayloadField = typeof PAYLOAD_FIELDS[number]
+export type { JsonValue, OptionValue }
 
 export interface Scope {
   files: string[]
   zone: Zone
 }
 
+/** text is a string; context, decision and result any JSON value (packet schema 2; schema 1 had strings only). */
 export interface Payload {
   text?: string
-  context?: string
-  decision?: string
-  options?: string[]
-  result?: string
+  context?: JsonValue
+  decision?: JsonValue
+  options?: OptionValue[]
+  result?: JsonValue
 }
 
 /** The authorising records carried with a packet (encoded bytes, verified by the receiver). */

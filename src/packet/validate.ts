@@ -4,7 +4,8 @@ import { isUlid } from '../util/ulid.js'
 import { checkSignalPayload } from './rules.js'
 import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PAYLOAD_FIELDS, SIGNALS, ZONES } from './fields.js'
 import type { FieldSpec } from './fields.js'
-import type { Packet, Payload, Proof, Scope, Signal, Zone } from './types.js'
+import { jsonValueField, optionsProblem } from './json-value.js'
+import type { OptionValue, Packet, Payload, Proof, Scope, Signal, Zone } from './types.js'
 
 export { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD }
 
@@ -58,15 +59,16 @@ function payloadField (v: unknown): Payload {
       throw new InvalidPacketError(`packet.payload.${key} is not a payload field (known: ${PAYLOAD_FIELDS.join(', ')})`)
     }
     if (key === 'options') {
-      if (!Array.isArray(value) || value.length === 0 || value.length > MAX_OPTIONS || !value.every((x) => typeof x === 'string' && x.length <= MAX_LIST_STRING)) {
-        throw new InvalidPacketError(`packet.payload.options must be 1..${MAX_OPTIONS} strings`)
-      }
-      out.options = value as string[]
-    } else {
+      const problem = optionsProblem(value)
+      if (problem !== undefined) throw new InvalidPacketError(`packet.payload.options: ${problem}`)
+      out.options = value as OptionValue[]
+    } else if (key === 'text') {
       if (typeof value !== 'string' || value.length > MAX_TEXT_FIELD) {
-        throw new InvalidPacketError(`packet.payload.${key} must be a string of at most ${MAX_TEXT_FIELD} characters`)
+        throw new InvalidPacketError(`packet.payload.text must be a string of at most ${MAX_TEXT_FIELD} characters`)
       }
-      out[key as 'text' | 'context' | 'decision' | 'result'] = value
+      out.text = value
+    } else {
+      out[key as 'context' | 'decision' | 'result'] = jsonValueField(value, `packet.payload.${key}`)
     }
   }
   return out

@@ -25,6 +25,9 @@ export type SendRequest = SendParams
  */
 export type Transports = { readonly [K in TargetKind]: Transport<Extract<Target, { kind: K }>> }
 
+/** The fields that mark a member's copy of a broadcast. */
+export interface BroadcastMarks { broadcast: string, group: string }
+
 /** The sender-side permission check: attaches proof to the packet, or throws the denial. */
 export interface SendAuthorizer { authorizeSend: (packet: Packet, from: LocalNode, target: Target) => Promise<void> }
 
@@ -83,16 +86,18 @@ export class Sender {
 
   constructor (private readonly components: SenderComponents) {}
 
-  async send (req: SendRequest): Promise<QueueResult> {
-    return await this.deliver(await this.prepare(req))
+  /** `marks`: fields only the daemon sets (a broadcast copy's broadcast id and group). */
+  async send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
+    return await this.deliver(await this.prepare(req, marks))
   }
 
   /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
-  async prepare (req: SendRequest): Promise<PreparedSend> {
+  async prepare (req: SendRequest, marks?: BroadcastMarks): Promise<PreparedSend> {
     const c = this.components
     const from = await c.registry.ensure(req.as)
     const target = await c.resolver.resolve(req.to)
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
+    if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group_id = marks.group }
     await c.authorizer.authorizeSend(packet, from, target)
     return { packet, bytes: this.codec.encode(packet), target, ttl: req.ttl_ms ?? c.ttl }
   }

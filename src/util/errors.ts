@@ -26,6 +26,8 @@ export function defineError (name: string, code: string): AmeshErrorClass {
 
 export const InvalidPacketError = defineError('InvalidPacketError', 'INVALID_PACKET')
 export const PacketTooLargeError = defineError('PacketTooLargeError', 'PACKET_TOO_LARGE')
+/** A payload JSON value nests deeper than the packet bound (MAX_JSON_DEPTH). */
+export const PayloadTooDeepError = defineError('PayloadTooDeepError', 'PAYLOAD_TOO_DEEP')
 export const SignalPayloadError = defineError('SignalPayloadError', 'SIGNAL_PAYLOAD')
 export const UnknownSignalError = defineError('UnknownSignalError', 'UNKNOWN_SIGNAL')
 export const MalformedFrameError = defineError('MalformedFrameError', 'MALFORMED_FRAME')

@@ -1,4 +1,5 @@
 import type { ControlClient } from '../../control/client.js'
+import { optionText, valueText } from '../../packet/json-value.js'
 import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
@@ -7,7 +8,9 @@ import { renderFollowPage } from '../../control/follow-frames.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {
-  const body = p.payload.text ?? p.payload.result ?? p.payload.context ?? p.payload.options?.join(' | ') ?? ''
+  const pl = p.payload
+  const value = pl.result ?? pl.context
+  const body = pl.text ?? (value === undefined ? undefined : valueText(value)) ?? pl.options?.map(optionText).join(' | ') ?? ''
   return `#${p.seq} ${new Date(p.ts).toISOString()} ${p.from} -> ${p.to} ${p.signal}: ${body}`
 }
 

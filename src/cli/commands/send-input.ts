@@ -40,3 +40,12 @@ export async function * strictLines (input: AsyncIterable<Uint8Array | string>):
   }
   if (pending.length > 0) yield decodeLine(decoder, withoutCr(pending), line)
 }
+
+/** A whole file or stream as one message text: strict UTF-8 (`what` names the source in the error). */
+export function readAllText (bytes: Uint8Array, what: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw new InvalidArgumentError(`${what} is not valid UTF-8: refused, nothing was sent`)
+  }
+}

@@ -8,7 +8,7 @@ import { mdns } from '@libp2p/mdns'
 import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import type { PrivateKey } from '@libp2p/interface'
-import { createLibp2p, type Libp2p } from 'libp2p'
+import { createLibp2p, type Libp2p, type Libp2pOptions as CreateOptions } from 'libp2p'
 import { announceFilter } from '../discovery/addrs.js'
 import { lanOnly } from '../discovery/mdns-filter.js'
 import { ameshSelectors, ameshValidators } from '../discovery/records.js'
@@ -30,6 +30,8 @@ export interface Libp2pOptions {
   validators?: Validators
   /** DHT record selectors; default: amesh's (newest card, largest claim set) */
   selectors?: Selectors
+  /** the transports (default: TCP); the simulation's in-memory transport (bench/sim) */
+  transports?: CreateOptions['transports']
 }
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
@@ -56,7 +58,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
     privateKey: opts.privateKey,
     datastore: new SelectingDatastore(opts.selectors ?? ameshSelectors),
     addresses: { listen: opts.listen, announceFilter },
-    transports: [tcp()],
+    transports: opts.transports ?? [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     peerDiscovery: discoveries(opts),

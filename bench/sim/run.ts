@@ -38,15 +38,15 @@ function parseArgs (argv: string[]): Args {
 function log (line: string): void { process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) }
 
 /** One net of `hosts`: formed, then the scenario's own figures. */
-export async function runOnce (args: Args, hosts: number, scenario: Exclude<Scenario, 'growth'>): Promise<SimRun> {
+export async function runOnce (args: Args, hosts: number, scenario: Scenario): Promise<SimRun> {
   const ctx: SimContext = { hosts, latency: args.latency, lookups: args.lookups, sends: args.sends, concurrency: args.concurrency, rnd: seeded(args.seed), log }
   const net = new SimNet({ latency: args.latency, logs: args.logs })
   const t0 = Date.now()
   let figures: Figures = {}
   try {
     figures = await formation(ctx, net)
-    if (scenario === 'lookup') figures = { ...figures, ...await lookup(ctx, net) }
-    if (scenario === 'delivery') figures = { ...figures, ...await delivery(ctx, net) }
+    if (scenario === 'lookup' || scenario === 'growth') figures = { ...figures, ...await lookup(ctx, net) }
+    if (scenario === 'delivery' || scenario === 'growth') figures = { ...figures, ...await delivery(ctx, net) }
     if (scenario === 'churn') figures = { ...figures, ...await churn(ctx, net) }
   } finally {
     const s0 = Date.now()
@@ -62,8 +62,7 @@ async function main (): Promise<void> {
   if (args.scenario === 'growth') {
     for (const n of args.sizes) {
       log(`growth: ${n} hosts`)
-      runs.push(await runOnce(args, n, 'lookup'))
-      runs.push(await runOnce(args, n, 'delivery'))
+      runs.push(await runOnce(args, n, 'growth'))
     }
   } else {
     runs.push(await runOnce(args, args.hosts, args.scenario))

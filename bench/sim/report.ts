@@ -20,9 +20,12 @@ export function table (runs: SimRun[]): string {
   return rows.map((r) => r.map((cell, c) => cell.slice(0, 60).padEnd(widths[c])).join('  ')).join('\n')
 }
 
+const started = stamp()
+
+/** Write (again) this run's JSON file and print the table; growth calls it after each N, so a cut-off run keeps what it measured. */
 export async function writeResults (scenario: string, runs: SimRun[], plot: boolean): Promise<string> {
   mkdirSync(RESULTS_DIR, { recursive: true })
-  const file = join(RESULTS_DIR, `sim-${scenario}-${stamp()}.json`)
+  const file = join(RESULTS_DIR, `sim-${scenario}-${started}.json`)
   writeFileSync(file, JSON.stringify({ scenario, at: new Date().toISOString(), node: process.version, runs }, null, 2) + '\n')
   process.stdout.write(table(runs) + '\n')
   process.stdout.write(`results: ${file}\n`)

@@ -63,11 +63,12 @@ async function main (): Promise<void> {
     for (const n of args.sizes) {
       log(`growth: ${n} hosts`)
       runs.push(await runOnce(args, n, 'growth'))
+      await writeResults(args.scenario, runs, args.plot)
     }
   } else {
     runs.push(await runOnce(args, args.hosts, args.scenario))
   }
-  await writeResults(args.scenario, runs, args.plot && args.scenario === 'growth')
+  if (args.scenario !== 'growth') await writeResults(args.scenario, runs, false)
   // libp2p leaves nothing that must finish; end the process
   process.exit(0)
 }

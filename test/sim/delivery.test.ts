@@ -1,4 +1,4 @@
-// The simulation's quick variant: 16 real amesh hosts in this process on the
+// The simulation's quick variant: 12 real amesh hosts in this process on the
 // in-memory transport and store (bench/sim), in the T7 tree; random pairs are
 // granted and sent to by name. Every accepted send must be in its target's
 // inbox exactly once, from its sender, and nothing else may be there.
@@ -7,11 +7,11 @@ import { renderEntry } from '../../src/packet/render.js'
 import { SimNet } from '../../bench/sim/net.js'
 import { grantAll, pool, randomPairs, reasons, seeded, sendOne, waitDelivered, type Sent } from '../../bench/sim/traffic.js'
 
-const HOSTS = 16
-const SENDS = 80
+const HOSTS = 12
+const SENDS = 60
 
 describe('simulation: many hosts in one process', function () {
-  this.timeout(300_000)
+  this.timeout(900_000)
   let net: SimNet | undefined
 
   afterEach(async () => { await net?.stop(); net = undefined })

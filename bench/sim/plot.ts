@@ -34,7 +34,7 @@ function spec (title: string, yTitle: string, values: Point[]): vegaLite.TopLeve
     encoding: {
       x: { field: 'hosts', type: 'quantitative', title: 'hosts (N)', scale: { type: 'log' } },
       y: { field: 'value', type: 'quantitative', title: yTitle },
-      color: { field: 'series', type: 'nominal', title: null }
+      color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 320, orient: 'bottom', columns: 2 } }
     }
   } as vegaLite.TopLevelSpec
 }

@@ -37,12 +37,12 @@ import { BootstrapKeeper } from './bootstrap-keeper.js'
 import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
 import { Lifecycle } from './lifecycle.js'
-import { buildLibp2p } from './libp2p.js'
+import { buildLibp2p, type Libp2pOptions } from './libp2p.js'
 import { ReservationPolicy } from './relay.js'
 import { grantedReservations } from './relay-wiring.js'
 import { LocalCards } from '../discovery/local-cards.js'
 import type { PeerBook } from './peer-book.js'
-import { openStores, type StoreFatal, type Stores } from './stores.js'
+import { openStores, type OpenLevel, type StoreFatal, type Stores } from './stores.js'
 import type { StoreGuard } from '../store/store-guard.js'
 import { PeerEvents, Retention } from './upkeep.js'
 
@@ -57,6 +57,10 @@ export interface HostOptions {
   agents?: boolean
   /** the store failed a write and cannot be reopened (default: log and exit with EXIT_STORE_FAULT) */
   onStoreFatal?: StoreFatal
+  /** libp2p transports instead of TCP (the simulation's in-memory transport; config.listen names its addresses) */
+  transports?: Libp2pOptions['transports']
+  /** an abstract-level store instead of LevelDB on disk (the simulation's memory-level) */
+  openLevel?: OpenLevel
 }
 
 /** Every component of one running host; each service is handed only the ones it names. */
@@ -108,13 +112,13 @@ export interface RunningHost extends Components {
 }
 
 /** The libp2p peer (started), bootstrapped from config peers and the peers joined before. */
-async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook, log: Logger): Promise<{ libp2p: Libp2p, bootstrapPeers: string[], policy: ReservationPolicy }> {
+async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook, log: Logger, transports?: Libp2pOptions['transports']): Promise<{ libp2p: Libp2p, bootstrapPeers: string[], policy: ReservationPolicy }> {
   const privateKey = await loadOrCreateHostKey(paths.hostKey)
   const remembered = await peerBook.list()
   // configured relays are kept connected like bootstrap peers: the relay client reserves on connected relays
   const bootstrapPeers = [...new Set([...config.peers, ...config.relays, ...remembered])]
   const policy = new ReservationPolicy(config.relay.accept, log)
-  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns, relay: config.relay, reservationPolicy: policy, log })
+  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns, relay: config.relay, reservationPolicy: policy, log, transports })
   return { libp2p, bootstrapPeers, policy }
 }
 
@@ -143,7 +147,7 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   mkdirSync(paths.home, { recursive: true, mode: 0o700 })
   chmodSync(paths.home, 0o700)
   const lifecycle = new Lifecycle(log)
-  const stores = await openStores(paths, config, log, opts.onStoreFatal)
+  const stores = await openStores(paths, config, log, opts.onStoreFatal, opts.openLevel)
   writeFileSync(paths.pidFile, `${process.pid}\n`)
   lifecycle.add('store', {
     stop: async () => {
@@ -155,7 +159,7 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   })
   await lifecycle.start() // the store is open: from here a failure closes it
   try {
-    const { libp2p, bootstrapPeers, policy } = await openLibp2p(paths, config, stores.peerBook, log)
+    const { libp2p, bootstrapPeers, policy } = await openLibp2p(paths, config, stores.peerBook, log, opts.transports)
     lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
     await lifecycle.start() // libp2p runs (createLibp2p started it): from here a failure stops it
     const host = compose({ ...opts, paths, log, lifecycle }, stores, libp2p)

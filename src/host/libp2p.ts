@@ -11,7 +11,7 @@ import { mdns } from '@libp2p/mdns'
 import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import type { PrivateKey } from '@libp2p/interface'
-import { createLibp2p, type Libp2p } from 'libp2p'
+import { createLibp2p, type Libp2p, type Libp2pOptions as CreateOptions } from 'libp2p'
 import { announceFilter } from '../discovery/addrs.js'
 import { lanOnly } from '../discovery/mdns-filter.js'
 import { ameshSelectors, ameshValidators } from '../discovery/records.js'
@@ -42,6 +42,8 @@ export interface Libp2pOptions {
   reservationPolicy?: ReservationPolicy
   /** the host's log, for reservations made and refused */
   log?: Logger
+  /** the transports (default: TCP); the simulation's in-memory transport (bench/sim) */
+  transports?: CreateOptions['transports']
 }
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
@@ -78,7 +80,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
     addresses: { listen: opts.listen, announceFilter },
     // the relay transport dials and accepts relayed connections; reservations
     // are asked for by the relay client service (relay.ts), one at a time
-    transports: [tcp(), circuitRelayTransport({ reservationConcurrency: 1, reservationCompletionTimeout: RESERVATION_TIMEOUT })],
+    transports: [...(opts.transports ?? [tcp()]), circuitRelayTransport({ reservationConcurrency: 1, reservationCompletionTimeout: RESERVATION_TIMEOUT })],
     connectionGater: { denyInboundRelayReservation: (peer) => policy.deny(peer) },
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { statfs } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { HomePaths } from '../control/paths.js'
-import { Committer, batchTarget, openDb, type RawDb } from '../store/db.js'
+import { Committer, batchTarget, openDb, type RawDb, type WriteOp } from '../store/db.js'
 import { ConsumptionStore } from '../store/consumption.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
@@ -30,6 +30,13 @@ export interface Stores {
 
 /** What to do when a failed write cannot be undone by a reopen (default: log and exit EXIT_STORE_FAULT). */
 export type StoreFatal = (err: AmeshError) => void
+
+/**
+ * Opens the host's abstract-level store at a path instead of LevelDB on disk
+ * (the simulation's in-memory store, bench/sim). Its batches go through the
+ * public `batch()`: the native shortcut of batchTarget is classic-level's.
+ */
+export type OpenLevel = (path: string) => Promise<RawDb>
 
 function pidHint (paths: HomePaths): string {
   try {
@@ -75,8 +82,8 @@ function defaultFatal (log: Logger): StoreFatal {
   }
 }
 
-export async function openStores (paths: HomePaths, config: HostConfig, log: Logger, onFatal?: StoreFatal): Promise<Stores> {
-  const db = await openPrivateDb(paths)
+export async function openStores (paths: HomePaths, config: HostConfig, log: Logger, onFatal?: StoreFatal, openLevel?: OpenLevel): Promise<Stores> {
+  const db = openLevel === undefined ? await openPrivateDb(paths) : await openLevel(paths.store)
   const fatal = onFatal ?? defaultFatal(log)
   const guard = new StoreGuard({
     path: paths.store,
@@ -87,7 +94,8 @@ export async function openStores (paths: HomePaths, config: HostConfig, log: Log
   })
   try {
     await guard.start()
-    const committer = new Committer(batchTarget(db), config.durability, guard)
+    const target = openLevel === undefined ? batchTarget(db) : { batch: async (ops: WriteOp[], o: { sync: boolean }) => { await db.batch(ops, o as object) } }
+    const committer = new Committer(target, config.durability, guard)
     const nodes = new NodeStore(db, committer)
     await nodes.load()
     const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)

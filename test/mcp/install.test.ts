@@ -39,7 +39,7 @@ describe('mcp - amesh mcp install', function () {
     try {
       assert.deepEqual(s.client.getServerCapabilities()?.experimental?.['claude/channel'], {})
       const tools = (await s.client.listTools()).tools.map((t) => t.name).sort()
-      assert.deepEqual(tools, ['ack', 'approve', 'deny', 'grant', 'inbox', 'nodes', 'receipt', 'reply', 'revoke', 'send', 'spawn', 'status'])
+      assert.deepEqual(tools, ['ack', 'approve', 'broadcast', 'deny', 'grant', 'inbox', 'nodes', 'receipt', 'reply', 'revoke', 'send', 'spawn', 'status'])
     } finally {
       await s.close()
     }

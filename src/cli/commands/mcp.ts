@@ -94,8 +94,9 @@ notifications/claude/channel event: that makes it "pushed", never "read". A mess
 take it with the inbox tool (see docs/DELIVERY.md). Each new session of the node gets every
 unread message pushed again, in order (at most --repush of the backlog; the rest: inbox).
 A client that only lists tools or checks health (claude mcp list) reads nothing.
-Tools: send, reply, ack, inbox, receipt, status, nodes, grant, revoke, approve, deny, and
-spawn (start a managed worker node from a YAML spec, with this node as its parent).
+Tools: send, broadcast (one copy to each member of the node's group), reply, ack, inbox,
+receipt, status, nodes, grant, revoke, approve, deny, and spawn (start a managed worker
+node from a YAML spec, with this node as its parent).
 Writes nothing but JSON-RPC to stdout.
 
   --permission-relay     relay Claude Code permission prompts to the approver as ESCALATE packets

@@ -7,7 +7,7 @@ import { churn } from './churn.js'
 import { SimNet } from './net.js'
 import { writeResults, type SimRun } from './report.js'
 import { delivery, formation, lookup, type Figures, type SimContext } from './scenarios.js'
-import { seeded } from './traffic.js'
+import { seeded } from '../../src/util/seeded.js'
 
 const SCENARIOS = ['formation', 'lookup', 'delivery', 'churn', 'growth'] as const
 type Scenario = typeof SCENARIOS[number]

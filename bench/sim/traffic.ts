@@ -27,18 +27,6 @@ export function randomPairs (n: number, count: number, rnd: () => number, among?
   return out
 }
 
-/** A small seeded generator (mulberry32): runs repeat their pairs. */
-export function seeded (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** Run `work` over items with at most `limit` in flight. */
 export async function pool<T> (items: T[], limit: number, work: (item: T, k: number) => Promise<void>): Promise<void> {
   let next = 0

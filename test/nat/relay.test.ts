@@ -14,6 +14,20 @@ function lines (prefix: string, n: number, pad = ''): string[] {
   return Array.from({ length: n }, (_, i) => numbered(prefix, i, pad))
 }
 
+/**
+ * Known failing (issue 14, open): across the relay's cut limited connections and after a
+ * relay's kill -9, delivery stalls before all arrive (streams on the cut relayed connection
+ * keep resetting). Skipped with the reason printed; AMESH_TEST_KNOWN_FAILING=1 runs them.
+ */
+const KNOWN_FAILING_REASON = 'known failing, issue 14: delivery stalls across re-established relayed connections (set AMESH_TEST_KNOWN_FAILING=1 to run)'
+function knownFailing (title: string, body: () => Promise<void>): void {
+  if (process.env.AMESH_TEST_KNOWN_FAILING === '1') { it(title, body); return }
+  it(title, function () {
+    process.stderr.write(`      (skipped: ${KNOWN_FAILING_REASON})\n`)
+    this.skip()
+  })
+}
+
 describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function () {
   this.timeout(240_000)
   let nat: Nat | undefined
@@ -131,10 +145,7 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     assert.deepEqual((await status(n, hosts.relay2)).serving?.reservations, [])
   })
 
-  // Known failing on a quiet machine (they passed under load on the relay branch): across
-  // the relay's cut connections and after a relay's kill -9 delivery stalls before all
-  // arrive. Issue 14 stays open on this; they run again once the re-dial is fixed.
-  it.skip('nat - a relayed link outlives the relay limits (15 s, 1 MiB): 10 MiB over 60 s arrive once, in order, across re-established connections', async () => {
+  knownFailing('nat - a relayed link outlives the relay limits (15 s, 1 MiB): 10 MiB over 60 s arrive once, in order, across re-established connections', async () => {
     const n = nat as Nat
     const texts = lines('big-', 1000, '.' + 'x'.repeat(10 * 1024))
     await pacedSend(hosts.h1, 'alice', 'bob', texts, 60_000)
@@ -143,10 +154,7 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     assert.ok(got.every((t, i) => t === texts[i]), 'in order, each once')
   })
 
-  // Known failing on a quiet machine (they passed under load on the relay branch): across
-  // the relay's cut connections and after a relay's kill -9 delivery stalls before all
-  // arrive. Issue 14 stays open on this; they run again once the re-dial is fixed.
-  it.skip('nat - kill -9 of the relay mid-stream, a second relay known: delivery resumes through it, nothing lost or duplicated', async () => {
+  knownFailing('nat - kill -9 of the relay mid-stream, a second relay known: delivery resumes through it, nothing lost or duplicated', async () => {
     const n = nat as Nat
     // relay2's operator accepts both hosts (a host grant of /relay/reserve to one of each host's nodes)
     for (const node of ['alice', 'bob']) {

@@ -6,18 +6,12 @@ import { generateNodeKey } from '../../src/identity/node-key.js'
 import { MAX_PACKET_BYTES, decodePacket, decodePacketViaDagCbor, encodePacket } from '../../src/packet/codec.js'
 import { decodeCanonicalPacket } from '../../src/packet/decode-fast.js'
 import { SIGNALS, type Packet, type Payload, type Signal } from '../../src/packet/types.js'
+import { seeded } from '../../src/util/seeded.js'
 import { ulid } from '../../src/util/ulid.js'
 
 // ---- a seeded random source (failures reproduce) ---------------------------
 
-let seed = 0x5eed
-function rnd (): number {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = seed
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+const rnd = seeded(0x5eed)
 const int = (n: number): number => Math.floor(rnd() * n)
 const pick = <T>(list: readonly T[]): T => list[int(list.length)]
 const chance = (p: number): boolean => rnd() < p

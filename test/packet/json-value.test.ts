@@ -15,20 +15,14 @@ import { renderEntry } from '../../src/packet/render.js'
 import { EntryJsonRenderer } from '../../src/packet/render-json.js'
 import type { Packet, Payload, Signal } from '../../src/packet/types.js'
 import { JsonBytes } from '../../src/util/json-bytes.js'
+import { seeded } from '../../src/util/seeded.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const A = generateNodeKey().id
 const B = generateNodeKey().id
 const label = (id: string): string => id
 
-let seed = 0x15
-function rnd (): number {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = seed
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+const rnd = seeded(0x15)
 const int = (n: number): number => Math.floor(rnd() * n)
 const pick = <T>(list: readonly T[]): T => list[int(list.length)]
 

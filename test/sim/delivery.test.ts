@@ -5,7 +5,8 @@
 import { strict as assert } from 'node:assert'
 import { renderEntry } from '../../src/packet/render.js'
 import { SimNet } from '../../bench/sim/net.js'
-import { grantAll, pool, randomPairs, reasons, seeded, sendOne, waitDelivered, type Sent } from '../../bench/sim/traffic.js'
+import { grantAll, pool, randomPairs, reasons, sendOne, waitDelivered, type Sent } from '../../bench/sim/traffic.js'
+import { seeded } from '../../src/util/seeded.js'
 
 const HOSTS = 12
 const SENDS = 60

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import type { NextFunction, Request, Response } from 'express'
 import { A2A_401_CODES } from '../control/a2a-methods.js'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { errorCode, errorMessage } from '../util/errors.js'
 import { A2aCaller, setCaller } from './caller.js'
 import { RATE_WINDOW } from './constants.js'
@@ -29,7 +29,7 @@ class RateLimiter {
   }
 }
 
-export function authMiddleware (client: ControlClient, ratePerMinute: number) {
+export function authMiddleware (client: HostCalls, ratePerMinute: number) {
   const limiter = new RateLimiter(ratePerMinute)
   return (binding: Binding, node: string) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const m = BEARER.exec(req.header('authorization') ?? '')

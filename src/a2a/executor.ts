@@ -5,7 +5,7 @@
 // (the follower, follower.ts, turns it into task events).
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
 import type { AgentExecutionEvent, AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { errorMessage } from '../util/errors.js'
 import { A2aCaller } from './caller.js'
 import { META_KEY } from './constants.js'
@@ -18,7 +18,7 @@ function lastPacketOf (task: Task | undefined): string | undefined {
   return typeof meta?.packet === 'string' ? meta.packet : (task?.metadata?.[META_KEY] as { packet?: string } | undefined)?.packet
 }
 
-function taskEvent (ctx: RequestContext, state: TaskState, packet: string | undefined, status?: Message): AgentExecutionEvent {
+function taskEvent (ctx: RequestContext, state: TaskState, packet: string | undefined, status?: Message): AgentExecutionEvent & { kind: 'task' } {
   const prior = ctx.task
   return {
     kind: 'task',
@@ -34,7 +34,7 @@ function taskEvent (ctx: RequestContext, state: TaskState, packet: string | unde
 }
 
 export class NodeExecutor implements AgentExecutor {
-  constructor (private readonly client: ControlClient, private readonly journal: TaskJournal, private readonly node: string, private readonly follow: (client: string) => void) {}
+  constructor (private readonly client: HostCalls, private readonly journal: TaskJournal, private readonly node: string, private readonly follow: (client: string) => void) {}
 
   async execute (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const caller = ctx.context.user
@@ -54,12 +54,11 @@ export class NodeExecutor implements AgentExecutor {
         extensions: [],
         referenceTaskIds: []
       }
-      await this.journal.emit(this.node, caller.nodeId, ctx.taskId, [taskEvent(ctx, TaskState.TASK_STATE_REJECTED, undefined, why)], bus)
+      await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_REJECTED, undefined, why), { packets: [] }, bus)
       return
     }
-    await this.client.call('a2a.task.link', { node: this.node, task_id: ctx.taskId, packets: [sent], context: ctx.contextId })
     const waiting = this.journal.wait(ctx.taskId, bus)
-    await this.journal.emit(this.node, caller.nodeId, ctx.taskId, [taskEvent(ctx, TaskState.TASK_STATE_WORKING, sent)], bus)
+    await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_WORKING, sent), { packets: [sent], context: ctx.contextId }, bus)
     await waiting
   }
 

@@ -1,20 +1,25 @@
 // The A2A face (issue 13; docs/A2A.md): an HTTP(S) server speaking A2A 1.0
-// through the official SDK, and a control-socket client of the daemon and
+// through the official SDK, and a client of the daemon's control contract and
 // nothing more. The daemon starts it in its own process when `a2a:` is set
-// (src/host/daemon.ts); it reaches the daemon only through the socket.
+// (src/host/daemon.ts) and hands it its method table: calls are answered in
+// the process (in-process.ts), streams over the control socket.
 import { readFileSync } from 'node:fs'
 import { createServer as createHttp, type Server } from 'node:http'
 import { createServer as createHttps } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { ControlClient } from '../control/client.js'
+import type { MethodTable } from '../control/server.js'
 import type { Logger } from '../util/log.js'
 import { InboxFollower } from './follower.js'
+import { InProcessControl, type HostCalls } from './in-process.js'
 import { TaskJournal } from './journal.js'
 import { buildApp } from './server.js'
 
 export interface FaceOptions {
   /** the daemon's control socket */
   socket: string
+  /** the daemon's control methods: calls answered in this process (else over the socket) */
+  methods?: MethodTable
   /** HOST:PORT */
   listen: string
   cert?: string
@@ -49,7 +54,8 @@ function hostPort (a: AddressInfo): string {
 }
 
 export async function startA2aFace (o: FaceOptions): Promise<RunningFace> {
-  const client = await ControlClient.connect(o.socket)
+  const socket = await ControlClient.connect(o.socket)
+  const client: HostCalls = o.methods === undefined ? socket : new InProcessControl(o.methods, socket)
   const journal = new TaskJournal(client)
   const follower = new InboxFollower(async () => await ControlClient.connect(o.socket), client, journal, o.log)
   const tls = o.cert !== undefined && o.key !== undefined

@@ -1,7 +1,7 @@
 // The answers: the face follows each A2A client node's inbox (inbox.follow),
 // finds the task a packet answers (by in_reply_to, else by conversation), turns
 // it into task events (mapping.ts) and acks it once they are durable.
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
@@ -13,7 +13,7 @@ export class InboxFollower {
   private chain: Promise<void> = Promise.resolve()
   private stopped = false
 
-  constructor (private readonly connect: () => Promise<ControlClient>, private readonly client: ControlClient, private readonly journal: TaskJournal, private readonly log: Logger) {}
+  constructor (private readonly connect: () => Promise<HostCalls>, private readonly client: HostCalls, private readonly journal: TaskJournal, private readonly log: Logger) {}
 
   /** Follow a client node's inbox (once). */
   follow (name: string): void {

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events'
 import { StreamResponse, Task } from '@a2a-js/sdk'
 import type { AgentExecutionEvent, ExecutionEventBus } from '@a2a-js/sdk/server'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { endsTurn, stateOf } from './mapping.js'
 
 interface Live { bus: ExecutionEventBus, done: () => void }
@@ -21,7 +21,7 @@ export class TaskJournal {
   private readonly live = new Map<string, Live>()
   private readonly heard = new EventEmitter()
 
-  constructor (private readonly client: ControlClient) {
+  constructor (private readonly client: HostCalls) {
     this.heard.setMaxListeners(0)
   }
 
@@ -53,6 +53,20 @@ export class TaskJournal {
       this.heard.emit(taskId, { seq, event } satisfies JournalEvent)
       if (bus === undefined && endsTurn(stateOf(e))) this.release(taskId)
     }
+  }
+
+  /**
+   * A task event of an execution (the face's answer to a message): the task
+   * stored, the event appended and the packets indexed to the task, in one
+   * durable batch; then published on the execution's bus. The SDK's own save
+   * of the same task that follows writes nothing (it is stored so already).
+   */
+  async open (node: string, owner: string, e: AgentExecutionEvent & { kind: 'task' }, links: { packets: string[], context?: string }, bus: ExecutionEventBus): Promise<void> {
+    const event = streamJson(e)
+    const task = Task.toJSON(e.data) as Record<string, unknown>
+    const { seq } = await this.client.call('a2a.task.commit', { node, task_id: e.data.id, ...links, record: { owner, task }, event })
+    bus.publish(e)
+    if (seq !== null) this.heard.emit(e.data.id, { seq, event } satisfies JournalEvent)
   }
 
   /** No execution waits (a reply after a restart, or after a non-blocking send): change the stored task. */

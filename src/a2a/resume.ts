@@ -5,7 +5,7 @@
 // durable history) and Last-Event-ID: k replays exactly the events after k,
 // then follows live ones until the task ends.
 import type { NextFunction, Request, Response } from 'express'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { REPLAY_PAGE, RESUME_EXTENSION_URI } from './constants.js'
 import { callerOf } from './caller.js'
 import { RPC, sendError, type Binding } from './errors.js'
@@ -35,7 +35,7 @@ function endsTask (event: Record<string, unknown>): boolean {
   return status?.state !== undefined && TERMINAL_STATES.has(status.state)
 }
 
-export function resumeMiddleware (client: ControlClient, journal: TaskJournal, node: string, binding: Binding) {
+export function resumeMiddleware (client: HostCalls, journal: TaskJournal, node: string, binding: Binding) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const taskId = subscribeTarget(req, binding)
     if (taskId === undefined) { next(); return }
@@ -59,7 +59,7 @@ function frame (req: Request, binding: Binding): (e: JournalEvent) => string {
   return (e) => `id: ${e.seq}\ndata: ${JSON.stringify(binding === 'jsonrpc' ? { jsonrpc: '2.0', id, result: e.event } : e.event)}\n\n`
 }
 
-async function stream (client: ControlClient, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: Response, done: boolean): Promise<void> {
+async function stream (client: HostCalls, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: Response, done: boolean): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'A2A-Extensions': RESUME_EXTENSION_URI })
   let last = after
   let ended = false

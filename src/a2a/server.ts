@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { AgentCard } from '@a2a-js/sdk'
 import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server'
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { errorMessage } from '../util/errors.js'
 import { SECOND } from '../util/time.js'
 import { authMiddleware } from './auth.js'
@@ -24,7 +24,7 @@ const NODE_TTL = 30 * SECOND
 const JSON_TYPES = ['application/json', 'application/a2a+json']
 
 export interface FaceDeps {
-  client: ControlClient
+  client: HostCalls
   journal: TaskJournal
   follow: (client: string) => void
   bodyLimit: number
@@ -124,7 +124,7 @@ export function buildApp (d: FaceDeps, baseUrl: () => string): express.Express {
 }
 
 /** The host's list of the nodes it serves (A2A clients left out), each with its A2A base URL. */
-async function nodeList (client: ControlClient, baseUrl: string): Promise<{ nodes: Array<{ name: string, id: string, url: string }> }> {
+async function nodeList (client: HostCalls, baseUrl: string): Promise<{ nodes: Array<{ name: string, id: string, url: string }> }> {
   const [rows, info] = await Promise.all([client.call('node.list'), client.call('a2a.info')])
   const clients = new Set(info.clients)
   return {

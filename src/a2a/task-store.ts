@@ -3,18 +3,15 @@
 // its own tasks.
 import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
-import type { ControlClient } from '../control/client.js'
+import type { HostCalls } from './in-process.js'
 import { ownerOf } from './caller.js'
 
 export class ControlTaskStore implements TaskStore {
-  constructor (private readonly client: ControlClient, private readonly node: string) {}
+  constructor (private readonly client: HostCalls, private readonly node: string) {}
 
+  /** A task id belongs to the caller that made it: the host never overwrites another caller's (a2a.task.put). */
   async save (task: Task, context: ServerCallContext): Promise<void> {
-    const owner = ownerOf(context.user)
-    const prior = await this.client.call('a2a.task.get', { node: this.node, task_id: task.id })
-    // a task id belongs to the caller that made it: another caller's id is never overwritten
-    if (prior !== null && prior.owner !== owner) return
-    await this.client.call('a2a.task.put', { node: this.node, owner, task_id: task.id, task: Task.toJSON(task) as Record<string, unknown> })
+    await this.client.call('a2a.task.put', { node: this.node, owner: ownerOf(context.user), task_id: task.id, task: Task.toJSON(task) as Record<string, unknown> })
   }
 
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {

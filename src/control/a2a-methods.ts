@@ -24,12 +24,27 @@ export const A2A_METHODS = {
   },
   /** check a bearer (by its SHA-256) for calls to node `target`: the client it stands for, or a named refusal */
   'a2a.auth': { params: z.object({ credential: sha256Hex, target: name }).strict() },
+  /** store a task (not when another caller owns its id; nothing is written when it is stored so already) */
   'a2a.task.put': {
     params: z.object({
       node: name,
       owner: id,
       task_id: id,
       task: json
+    }).strict()
+  },
+  /**
+   * in one durable batch, any of: packets (and the context) indexed to the task,
+   * the task stored (as a2a.task.put), an event appended (as a2a.event.append)
+   */
+  'a2a.task.commit': {
+    params: z.object({
+      node: name,
+      task_id: id,
+      packets: z.array(id).max(64).optional(),
+      context: id.optional(),
+      record: z.object({ owner: id, task: json }).strict().optional(),
+      event: json.optional()
     }).strict()
   },
   /** index packets the face sent or received for a task (and the task as its context's latest) */
@@ -67,6 +82,8 @@ export interface A2aMethodResults {
   'a2a.auth': { name: string, node_id: string, token_id: string, grantor: string }
   'a2a.task.put': { ok: true }
   'a2a.task.link': { ok: true }
+  /** seq: the appended event's (null: none); stored: whether the task was written */
+  'a2a.task.commit': { seq: number | null, stored: boolean }
   'a2a.task.get': A2aTaskRow | null
   'a2a.task.list': A2aTaskRow[]
   'a2a.task.find': A2aTaskRef | null

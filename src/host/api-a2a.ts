@@ -7,7 +7,9 @@ import {
 } from '../control/a2a-methods.js'
 import type { Handlers } from '../control/server.js'
 import { A2aRecords } from '../store/a2a.js'
+import { DECISION_CACHE_MAX, DECISION_TTL_MS } from '../authz/decision-cache.js'
 import { UnknownNodeError } from '../util/errors.js'
+import { BoundedIndex } from '../util/lru.js'
 import type { Components } from './components.js'
 
 type A2aApiComponents = Pick<Components, 'acl' | 'registry' | 'nodes' | 'db' | 'committer'>
@@ -27,18 +29,44 @@ export function credentialHash (secret: string): string {
 const SECRET_PREFIX = 'amesh-a2a.'
 const SECRET_BYTES = 32
 
-type A2aMethod = 'a2a.info' | 'a2a.client.grant' | 'a2a.auth' | 'a2a.task.put' | 'a2a.task.link' | 'a2a.task.get' | 'a2a.task.list' | 'a2a.task.find' | 'a2a.event.append' | 'a2a.events'
+type A2aMethod = 'a2a.info' | 'a2a.client.grant' | 'a2a.auth' | 'a2a.task.put' | 'a2a.task.commit' | 'a2a.task.link' | 'a2a.task.get' | 'a2a.task.list' | 'a2a.task.find' | 'a2a.event.append' | 'a2a.events'
+
+/**
+ * The grant chains found unrevoked lately: each checked again once the ACL
+ * store changed (every new revocation, durable or pending, bumps its
+ * generation) or after DECISION_TTL_MS, as a cached ACL decision is.
+ */
+class UnrevokedChains {
+  private readonly seen = new BoundedIndex<{ gen: number, at: number }>(DECISION_CACHE_MAX)
+  constructor (private readonly acl: A2aApiComponents['acl']) {}
+
+  revoked (tokenId: string, chain: readonly Uint8Array[], now: number): boolean {
+    const gen = this.acl.store.generation
+    const hit = this.seen.get(tokenId)
+    if (hit !== undefined && hit.gen === gen && now >= hit.at && now - hit.at < DECISION_TTL_MS) return false
+    if (this.acl.isChainRevoked(chain)) return true
+    this.seen.set(tokenId, { gen, at: now })
+    return false
+  }
+}
 
 export function a2aMethods (host: A2aApiComponents, state: A2aFaceState): Handlers<A2aMethod> {
   const records = new A2aRecords(host.db, host.committer)
+  const unrevoked = new UnrevokedChains(host.acl)
   return {
     'a2a.info': { call: async () => ({ ...state.info, clients: await records.clientNames() }) },
     'a2a.client.grant': { call: async (p) => await grantClient(host, records, p) },
-    'a2a.auth': { call: async (p) => await authenticate(host, records, p.credential, p.target) },
+    'a2a.auth': { call: async (p) => await authenticate(host, records, unrevoked, p.credential, p.target) },
     'a2a.task.put': {
       call: async (p) => {
         await records.putTask(p.node, p.task_id, { owner: p.owner, task: p.task, updated: Date.now() })
         return { ok: true as const }
+      }
+    },
+    'a2a.task.commit': {
+      call: async (p) => {
+        const r = await records.commit(p)
+        return { seq: r.seq ?? null, stored: r.stored }
       }
     },
     'a2a.task.link': {
@@ -85,11 +113,11 @@ async function grantClient (host: A2aApiComponents, records: A2aRecords, p: Gran
 }
 
 /** The client a credential stands for, when it may call node `target` now; else a named refusal. */
-async function authenticate (host: A2aApiComponents, records: A2aRecords, hash: string, target: string): Promise<{ name: string, node_id: string, token_id: string, grantor: string }> {
+async function authenticate (host: A2aApiComponents, records: A2aRecords, unrevoked: UnrevokedChains, hash: string, target: string): Promise<{ name: string, node_id: string, token_id: string, grantor: string }> {
   const cred = await records.credential(hash)
   if (cred === undefined) throw new A2aUnauthenticatedError('unknown A2A credential')
   const chain = host.acl.store.findIssued(cred.token_id)
-  if (chain === undefined || host.acl.isChainRevoked(chain.chain)) throw new A2aCredentialRevokedError(`the grant ${cred.token_id} of A2A client ${cred.name} is revoked`)
+  if (chain === undefined || unrevoked.revoked(cred.token_id, chain.chain, Date.now())) throw new A2aCredentialRevokedError(`the grant ${cred.token_id} of A2A client ${cred.name} is revoked`)
   if (Date.now() >= chain.exp) throw new A2aCredentialExpiredError(`the grant ${cred.token_id} of A2A client ${cred.name} expired ${new Date(chain.exp).toISOString()}`)
   if (host.nodes.get(cred.name) === undefined) throw new A2aCredentialRevokedError(`A2A client ${cred.name} was removed`)
   const node = host.nodes.get(target)

@@ -1,4 +1,4 @@
-import { ControlServer } from '../control/server.js'
+import { ControlServer, type MethodTable } from '../control/server.js'
 import { controlMethods } from './api.js'
 import { startHost, type RunningHost } from './components.js'
 import type { HostConfig } from './config.js'
@@ -18,14 +18,15 @@ export interface Daemon {
 
 /**
  * The A2A face, when configured: in this process, as a client of the control
- * socket that just started (docs/A2A.md says why not a child process); cards
- * then carry its interfaces. Stopped before the socket.
+ * contract (docs/A2A.md says why not a child process): its calls answered by
+ * the socket's own method table in this process, its streams over the socket
+ * that just started; cards then carry its interfaces. Stopped before the socket.
  */
-async function startFace (host: RunningHost, state: A2aFaceState): Promise<void> {
+async function startFace (host: RunningHost, state: A2aFaceState, methods: MethodTable): Promise<void> {
   const cfg = host.config.a2a
   if (cfg === undefined) return
   const { startA2aFace } = await import('../a2a/face.js')
-  const face = await startA2aFace({ socket: host.paths.socket, ...cfg, log: host.log })
+  const face = await startA2aFace({ socket: host.paths.socket, methods, ...cfg, log: host.log })
   host.lifecycle.add('a2a face', { stop: face.stop })
   await host.lifecycle.start()
   state.info = {
@@ -59,10 +60,11 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
   }
   try {
     const a2a = a2aOff()
-    const control = new ControlServer(host.paths.socket, controlMethods(host, () => { void stop() }, a2a), host.log)
+    const methods = controlMethods(host, () => { void stop() }, a2a)
+    const control = new ControlServer(host.paths.socket, methods, host.log)
     host.lifecycle.add('control socket', control)
     await host.lifecycle.start()
-    await startFace(host, a2a)
+    await startFace(host, a2a, methods)
     await host.agents?.restore()
   } catch (err) {
     await host.stop().catch(() => {})

@@ -1,6 +1,15 @@
 // The A2A face's durable records (issue 13): tasks and their event history,
 // the packet → task and context → task indexes, and client credentials. Values
 // are JSON; a task is the A2A proto-JSON Task the face hands over, kept opaque.
+//
+// This process is the only writer of these keys, so what it wrote last is kept
+// in memory (bounded): the tasks written lately (with their JSON text, so a put
+// of the same task unchanged writes nothing), the last event seq of each task,
+// and the credentials read (never changed once written). Everything in memory
+// is durable already: an entry is set once its batch is written and synced.
+// The writes of one task (record and events) are serialised, so the memory
+// matches the store when each one is decided.
+import { BoundedIndex } from '../util/lru.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
 
@@ -28,13 +37,34 @@ export interface A2aCredential {
   expires: number
 }
 
+/** One durable batch for a task (A2aRecords.commit): any of its parts. */
+export interface A2aTaskCommit {
+  node: string
+  task_id: string
+  /** packets (and the context) to index to the task */
+  packets?: readonly string[]
+  context?: string
+  /** the task, stored unless another caller owns its id (or it is stored so already) */
+  record?: { owner: string, task: Record<string, unknown> }
+  /** an event appended to the task's history */
+  event?: unknown
+}
+
 const SEQ_WIDTH = 12
 const hex = (n: number): string => n.toString(16).padStart(SEQ_WIDTH, '0')
+/** tasks, last seqs and credentials kept in memory, each */
+export const A2A_RECORDS_CACHED = 4096
+
+interface KnownTask { rec: A2aTaskRecord, text: string }
 
 export class A2aRecords {
-  /** the last event seq of each task seen in this process (appends are serialised per task) */
-  private readonly lastSeq = new Map<string, number>()
-  private readonly appending = new Map<string, Promise<unknown>>()
+  /** the last event seq of tasks written lately */
+  private readonly lastSeq = new BoundedIndex<number>(A2A_RECORDS_CACHED)
+  /** tasks written lately, by record key */
+  private readonly tasks = new BoundedIndex<KnownTask>(A2A_RECORDS_CACHED)
+  private readonly credentials = new BoundedIndex<A2aCredential>(A2A_RECORDS_CACHED)
+  /** the write in progress of each task (its record and events are written one after another) */
+  private readonly writing = new Map<string, Promise<unknown>>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer) {}
 
@@ -43,20 +73,73 @@ export class A2aRecords {
     return v === undefined ? undefined : fromJsonBytes<T>(v)
   }
 
+  /** Run `fn` after the task's writes before it. */
+  private async serial<T> (task: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.writing.get(task) ?? Promise.resolve()
+    const next = before.catch(() => {}).then(fn)
+    this.writing.set(task, next)
+    try {
+      return await next
+    } finally {
+      if (this.writing.get(task) === next) this.writing.delete(task)
+    }
+  }
+
+  /** Store a task unless another caller owns its id. */
   async putTask (node: string, id: string, rec: A2aTaskRecord): Promise<void> {
-    await this.committer.write([{ type: 'put', key: `${Bucket.a2aTask}${node}!${id}`, value: toJsonBytes(rec) }])
+    await this.commit({ node, task_id: id, record: rec })
   }
 
   /** Index packets (and the context) to a task. */
   async link (node: string, id: string, packets: readonly string[], context?: string): Promise<void> {
-    const ref = toJsonBytes({ node, task: id } satisfies A2aTaskRef)
-    const ops: WriteOp[] = packets.map((p) => ({ type: 'put' as const, key: Bucket.a2aPacket + p, value: ref }))
-    if (context !== undefined) ops.push({ type: 'put', key: Bucket.a2aContext + context, value: ref })
+    const ops = linkOps(node, id, packets, context)
     if (ops.length > 0) await this.committer.write(ops)
   }
 
+  /**
+   * In one durable batch: packets (and the context) indexed to the task, the
+   * task stored (not when another caller owns its id, nor when it is stored
+   * so already), an event appended. Resolves once durable: the event's seq,
+   * and whether the task was written.
+   */
+  async commit (c: A2aTaskCommit): Promise<{ seq: number | undefined, stored: boolean }> {
+    return await this.serial(c.task_id, async () => {
+      const ops = linkOps(c.node, c.task_id, c.packets ?? [], c.context)
+      const key = `${Bucket.a2aTask}${c.node}!${c.task_id}`
+      const prior = c.record !== undefined || c.event !== undefined ? await this.known(key) : undefined
+      let stored: KnownTask | undefined
+      if (c.record !== undefined && (prior === undefined || prior.rec.owner === c.record.owner)) {
+        const text = JSON.stringify(c.record.task)
+        if (prior?.text !== text) {
+          stored = { rec: { owner: c.record.owner, task: c.record.task, updated: Date.now() }, text }
+          ops.push({ type: 'put', key, value: toJsonBytes(stored.rec) })
+        }
+      }
+      let seq: number | undefined
+      if (c.event !== undefined) {
+        // a task written here first has no events yet: the face writes a new task's first event with it
+        const fresh = prior === undefined && stored !== undefined
+        seq = (this.lastSeq.get(c.task_id) ?? (fresh ? 0 : await this.seqOf(c.task_id))) + 1
+        ops.push({ type: 'put', key: `${Bucket.a2aEvent}${c.task_id}!${hex(seq)}`, value: toJsonBytes(c.event) })
+      }
+      if (ops.length > 0) await this.committer.write(ops)
+      if (stored !== undefined) this.tasks.set(key, stored)
+      if (seq !== undefined) this.lastSeq.set(c.task_id, seq)
+      return { seq, stored: stored !== undefined }
+    })
+  }
+
+  /** A task record with its JSON text: from memory, else the store. */
+  private async known (key: string): Promise<KnownTask | undefined> {
+    const hit = this.tasks.get(key)
+    if (hit !== undefined) return hit
+    const rec = await this.getJson<A2aTaskRecord>(key)
+    return rec === undefined ? undefined : { rec, text: JSON.stringify(rec.task) }
+  }
+
   async getTask (node: string, id: string): Promise<A2aTaskRecord | undefined> {
-    return await this.getJson<A2aTaskRecord>(`${Bucket.a2aTask}${node}!${id}`)
+    const key = `${Bucket.a2aTask}${node}!${id}`
+    return this.tasks.get(key)?.rec ?? await this.getJson<A2aTaskRecord>(key)
   }
 
   async listTasks (node: string, owner: string, limit: number): Promise<A2aTaskRecord[]> {
@@ -88,19 +171,12 @@ export class A2aRecords {
 
   /** Append an event to a task's history; resolves with its seq once durable. */
   async appendEvent (task: string, event: unknown): Promise<number> {
-    const before = this.appending.get(task) ?? Promise.resolve()
-    const next = before.catch(() => {}).then(async () => {
+    return await this.serial(task, async () => {
       const seq = (await this.seqOf(task)) + 1
       await this.committer.write([{ type: 'put', key: `${Bucket.a2aEvent}${task}!${hex(seq)}`, value: toJsonBytes(event) }])
       this.lastSeq.set(task, seq)
       return seq
     })
-    this.appending.set(task, next)
-    try {
-      return await next
-    } finally {
-      if (this.appending.get(task) === next) this.appending.delete(task)
-    }
   }
 
   async events (task: string, after: number, limit: number): Promise<Array<{ seq: number, event: unknown }>> {
@@ -114,6 +190,7 @@ export class A2aRecords {
 
   async putCredential (hash: string, cred: A2aCredential): Promise<void> {
     await this.committer.write([{ type: 'put', key: Bucket.a2aCredential + hash, value: toJsonBytes(cred) }])
+    this.credentials.set(hash, cred)
   }
 
   async clientNames (): Promise<string[]> {
@@ -122,7 +199,20 @@ export class A2aRecords {
     return [...names]
   }
 
+  /** A credential (never changed once written, so kept in memory once read). */
   async credential (hash: string): Promise<A2aCredential | undefined> {
-    return await this.getJson<A2aCredential>(Bucket.a2aCredential + hash)
+    const hit = this.credentials.get(hash)
+    if (hit !== undefined) return hit
+    const cred = await this.getJson<A2aCredential>(Bucket.a2aCredential + hash)
+    if (cred !== undefined) this.credentials.set(hash, cred)
+    return cred
   }
+}
+
+function linkOps (node: string, id: string, packets: readonly string[], context: string | undefined): WriteOp[] {
+  if (packets.length === 0 && context === undefined) return []
+  const ref = toJsonBytes({ node, task: id } satisfies A2aTaskRef)
+  const ops: WriteOp[] = packets.map((p) => ({ type: 'put' as const, key: Bucket.a2aPacket + p, value: ref }))
+  if (context !== undefined) ops.push({ type: 'put', key: Bucket.a2aContext + context, value: ref })
+  return ops
 }

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { ZodError, type ZodType } from 'zod'
 import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
+import { SECOND } from '../util/time.js'
 import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
@@ -102,6 +103,8 @@ export function implement (handlers: Handlers): MethodTable {
 export class ControlServer {
   private server?: Server
   private readonly sockets = new Set<Socket>()
+  /** requests being handled: stop waits for them, so no handler reads a store that has closed under it */
+  private readonly running = new Set<Promise<void>>()
   private readonly limits: ConnectionLimits
 
   constructor (private readonly path: string, private readonly methods: MethodTable, private readonly log: Logger, limits: Partial<ConnectionLimits> = {}) {
@@ -122,19 +125,25 @@ export class ControlServer {
   async stop (): Promise<void> {
     for (const s of this.sockets) s.destroy()
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
+    await settleWithin([...this.running], STOP_WAIT_MS)
     rmSync(this.path, { force: true })
   }
 
   private accept (socket: Socket): void {
     this.sockets.add(socket)
     socket.setEncoding('utf8')
-    const conn: Connection = new Connection(socket, this.limits, this.log, async (line) => await this.dispatch(conn, line))
+    const conn: Connection = new Connection(socket, this.limits, this.log, async (line) => await this.track(this.dispatch(conn, line)))
     const splitter = new LineSplitter((line) => conn.request(line))
     socket.on('data', (chunk: string) => {
       try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })
     socket.on('close', () => { this.sockets.delete(socket) })
     socket.on('error', () => {})
+  }
+
+  private async track (handling: Promise<void>): Promise<void> {
+    this.running.add(handling)
+    try { await handling } finally { this.running.delete(handling) }
   }
 
   private async dispatch (conn: Connection, line: string): Promise<void> {
@@ -171,6 +180,18 @@ export class ControlServer {
     await m.stream?.(params, { emit, emitMany, frame, emitFramed, emitBinary, signal })
     if (!signal.aborted) await conn.write(line({ id, end: true }))
   }
+}
+
+/** how long stop waits for the handlers of closed connections to return (a stream ends on its abort signal) */
+const STOP_WAIT_MS = 5 * SECOND
+
+/** Wait until every promise settled, or the bound passed. */
+async function settleWithin (pending: Array<Promise<void>>, ms: number): Promise<void> {
+  if (pending.length === 0) return
+  let timer: NodeJS.Timeout | undefined
+  const bound = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
+  await Promise.race([Promise.allSettled(pending), bound])
+  clearTimeout(timer)
 }
 
 function parseRequest (line: string): Request {

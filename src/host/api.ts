@@ -115,8 +115,8 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
     return { entries: host.inbox.read(nodeId, from, limit), limit, appended }
   }
   let drained: Promise<void> = Promise.resolve()
+  let page = start(cursor, FOLLOW_FIRST_PAGE)
   try {
-    let page = start(cursor, FOLLOW_FIRST_PAGE)
     while (!sink.signal.aborted) {
       const entries = await page.entries
       if (entries.length === 0) {
@@ -138,6 +138,8 @@ async function follow (host: Pick<Components, 'inbox' | 'label'>, nodeId: string
     }
     await drained
   } finally {
+    // a read started just before the consumer left is never awaited: it may fail as the store closes
+    page.entries.catch(() => {})
     host.inbox.off('append', onAppend)
     unwatch()
   }

@@ -54,6 +54,7 @@ export async function runDaemon (opts: DaemonOptions): Promise<Daemon> {
     stopping ??= (async () => {
       host.log('stopping')
       await host.stop()
+      host.log('stopped')
       resolveStopped()
     })()
     await stopping

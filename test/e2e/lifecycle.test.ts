@@ -158,6 +158,33 @@ describe('e2e lifecycle - up is idempotent and honest', function () {
     assert.deepEqual(processesNaming(home), [])
   })
 
+  it('lifecycle - down while consumers follow inboxes: the daemon stops cleanly (exit 0, no store read after close) and each follower is told', async () => {
+    const child = await foregroundUp(home)
+    children.push(child)
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    let log = ''
+    child.stderr?.on('data', (d: Buffer) => { log += d.toString() })
+    for (const n of [1, 2, 3]) assert.equal((await amesh(['send', '--as', 'x', 'x', `m${n}`, '--home', home])).code, 0)
+    const followers = [1, 2, 3].map(() => spawn(process.execPath, [BIN, 'inbox', 'x', '--follow', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] }))
+    children.push(...followers)
+    const outputs = followers.map((f) => {
+      const o = { out: '', err: '', code: new Promise<number | null>((resolve) => f.once('exit', (code) => resolve(code))) }
+      f.stdout?.on('data', (d: Buffer) => { o.out += d.toString() })
+      f.stderr?.on('data', (d: Buffer) => { o.err += d.toString() })
+      return o
+    })
+    await waitFor(async () => outputs.every((o) => o.out.includes('m3')), 30_000, 'every follower to have replayed the inbox')
+    assert.equal((await amesh(['down', '--home', home])).code, 0)
+    assert.equal(await exited, 0, `the daemon exits 0; its output:\n${log}`)
+    assert.doesNotMatch(log, /not open|Error/, 'no handler read the store after it closed')
+    assert.match(log, /stopped\n?$/, 'the log ends with the clean stop')
+    for (const o of outputs) {
+      assert.notEqual(await o.code, 0, 'a follower whose daemon went away does not exit 0')
+      assert.match(o.err, /closed the control connection/)
+      assert.deepEqual(o.out.split('\n').filter((l) => /m\d/.test(l)).map((l) => /m\d/.exec(l)?.[0]), ['m1', 'm2', 'm3'], 'each follower saw the three messages once, in order')
+    }
+  })
+
   it('lifecycle - a port in use is one line naming the address and the setting, and a failed first start leaves nothing', async () => {
     const up = await amesh(['up', '--detach', '--json', '--home', home])
     const addr = (JSON.parse(up.stdout) as { addrs: string[] }).addrs[0]

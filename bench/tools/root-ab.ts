@@ -51,7 +51,9 @@ async function main (): Promise<void> {
       }
     }
   } finally {
-    await rm(tmp, { recursive: true, force: true })
+    // AB_KEEP: leave the hosts' homes (their amesh.log, e.g. with --trace-gc) for a look
+    if (process.env.AB_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
+    else process.stdout.write(`homes kept in ${tmp}\n`)
   }
 }
 

@@ -58,7 +58,9 @@ export function ordered (events: ReceiptEvent[]): ReceiptEvent[] {
 
 /** the write of one state of one message (a put: a repeated receipt overwrites its own key, no read first) */
 export function stateOp (r: StateRecord): WriteOp {
-  const rec: HistoryRecord = { at: r.at, ...(r.reason === undefined ? {} : { reason: r.reason }), ...(r.meta === undefined ? {} : { m: r.meta }) }
+  const rec: HistoryRecord = { at: r.at }
+  if (r.reason !== undefined) rec.reason = r.reason
+  if (r.meta !== undefined) rec.m = r.meta
   return { type: 'put', key: `${SENT_PREFIX}${r.id}!${r.state}`, value: recordValue(rec) }
 }
 
@@ -107,6 +109,9 @@ export class ReceiptStore extends EventEmitter {
     else await this.committer.writeUnsynced(ops)
     this.changed(items.map((i) => i.id))
   }
+
+  /** Whether anyone waits for changes (receipt.wait): else the ids need not be collected. */
+  waited (): boolean { return this.listenerCount('change') > 0 }
 
   /** Tell waiters these messages changed (after their records were written). */
   changed (ids: Iterable<string>): void {

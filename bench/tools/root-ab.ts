@@ -31,7 +31,7 @@ async function once (ctx: BenchContext, count: number): Promise<string> {
     await burst(pair.a, pair.b, 2000, 512)
     const r = await burst(pair.a, pair.b, count, 512)
     const s = r.cpu.subjects
-    return `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us | ` +
+    return `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
       `T1 p50 ${p50(t1.total).toFixed(2)} p99 ${p99(t1.total).toFixed(2)} accept ${p50(t1.accept).toFixed(2)} ms cpu c/s/r ${c1.client.toFixed(0)}/${f0(c1.subjects.sender)}/${f0(c1.subjects.receiver)} us`
   } finally {
     await pair.stop()

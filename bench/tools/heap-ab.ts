@@ -18,7 +18,9 @@ async function once (ctx: BenchContext, flag: string): Promise<string> {
     await burst(pair.a, pair.b, 2000, 512)
     const r = await burst(pair.a, pair.b, 30_000, 512)
     const mib = (b: number): string => (b / 2 ** 20).toFixed(0)
-    return `${perSecond(30_000, r.elapsedMs).toFixed(0).padStart(6)} msg/s  peak rss ${mib(r.peakRss.a)} / ${mib(r.peakRss.b)} MiB`
+    const us = (n: number | undefined): string => n === undefined ? '-' : n.toFixed(0)
+    return `${perSecond(30_000, r.elapsedMs).toFixed(0).padStart(6)} msg/s  peak rss ${mib(r.peakRss.a)} / ${mib(r.peakRss.b)} MiB  ` +
+      `cpu us/packet sender ${us(r.cpu.subjects.sender)} (main ${us(r.cpu.main.sender)}) receiver ${us(r.cpu.subjects.receiver)} (main ${us(r.cpu.main.receiver)})`
   } finally {
     await pair.stop()
   }

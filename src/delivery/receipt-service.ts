@@ -101,7 +101,10 @@ export class ReceiptService {
   private metaOf (e: OutboxEntry): SentMeta {
     const p = this.pending.get(e.packetId)
     if (p === undefined) return metaOfEntry(e)
-    return { to: e.to, from: e.from, dest: e.dest, q: p.q, ...(p.off ? { off: true } : {}) }
+    // built field by field (no spread): this runs once per acked packet
+    const meta: SentMeta = { to: e.to, from: e.from, dest: e.dest, q: p.q }
+    if (p.off) meta.off = true
+    return meta
   }
 
   /** The delivered records of entries just acked, for the batch that removes them from the outbox. */
@@ -119,7 +122,7 @@ export class ReceiptService {
   /** Their records are written: forget them in memory, wake waiters. */
   settled (entries: OutboxEntry[]): void {
     for (const e of entries) this.pending.delete(e.packetId)
-    this.store.changed(entries.map((e) => e.packetId))
+    if (this.store.waited()) this.store.changed(entries.map((e) => e.packetId))
   }
 
   /** What this host knows of a message it sent, or undefined. `queue`: look only there for it among the queued (else all queues). */

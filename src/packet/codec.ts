@@ -9,8 +9,11 @@ import { validatePacket } from './validate.js'
 export const MAX_PACKET_BYTES = 512 * 1024
 
 function stripUndefined (p: Packet): Record<string, unknown> {
+  const src = p as unknown as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(p)) {
+  // Object.keys, not Object.entries: no [key, value] pair allocated per field (the send path runs this per packet)
+  for (const k of Object.keys(src)) {
+    const v = src[k]
     if (v !== undefined) out[k] = v
   }
   return out
@@ -28,8 +31,8 @@ export class PacketCodec {
 
   /** Deterministic DAG-CBOR encoding of a validated packet. */
   encode (packet: Packet): Uint8Array {
-    const valid = validatePacket(stripUndefined(packet))
-    const bytes = this.encoder.encode(stripUndefined(valid))
+    // validatePacket builds a new packet and sets only defined fields: it is encoded as it is
+    const bytes = this.encoder.encode(validatePacket(stripUndefined(packet)))
     checkSize(bytes)
     return bytes
   }
@@ -43,8 +46,7 @@ export class PacketCodec {
 
 /** Deterministic DAG-CBOR encoding of a validated packet. */
 export function encodePacket (packet: Packet): Uint8Array {
-  const valid = validatePacket(stripUndefined(packet))
-  const bytes = encodeCanonical(stripUndefined(valid))
+  const bytes = encodeCanonical(validatePacket(stripUndefined(packet)))
   checkSize(bytes)
   return bytes
 }

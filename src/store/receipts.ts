@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import * as cbor from '@ipld/dag-cbor'
-import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
+import { fromJsonBytes, scan, type Committer, type RawDb, type WriteOp } from './db.js'
+import { decodeRecord, recordValue, type HistoryRecord } from './receipt-values.js'
 import { Bucket } from './schema.js'
 
 // Receipts. On the sending host: what became of each message it sent, one
@@ -32,9 +33,6 @@ export interface SentMeta {
   q?: number
 }
 
-/** One stored state of a sent message. */
-interface HistoryRecord { at: number, reason?: string, m?: SentMeta }
-
 /** What the sending host knows of a message. */
 export interface SentReceipt extends SentMeta {
   id: string
@@ -60,8 +58,10 @@ export function ordered (events: ReceiptEvent[]): ReceiptEvent[] {
 
 /** the write of one state of one message (a put: a repeated receipt overwrites its own key, no read first) */
 export function stateOp (r: StateRecord): WriteOp {
-  const rec: HistoryRecord = { at: r.at, ...(r.reason === undefined ? {} : { reason: r.reason }), ...(r.meta === undefined ? {} : { m: r.meta }) }
-  return { type: 'put', key: `${SENT_PREFIX}${r.id}!${r.state}`, value: toJsonBytes(rec) }
+  const rec: HistoryRecord = { at: r.at }
+  if (r.reason !== undefined) rec.reason = r.reason
+  if (r.meta !== undefined) rec.m = r.meta
+  return { type: 'put', key: `${SENT_PREFIX}${r.id}!${r.state}`, value: recordValue(rec) }
 }
 
 /** the records of `h!<id>` from before records were per state: one JSON history under the bare id */
@@ -94,7 +94,7 @@ export class ReceiptStore extends EventEmitter {
       if (key === base) { const old = legacy(value); meta ??= old.meta; events.push(...old.events); continue }
       const state = key.slice(base.length + 1) as ReceiptState
       if (key[base.length] !== '!' || !RECEIPT_STATES.includes(state)) continue // another id's key that sorts in between
-      const rec = fromJsonBytes<HistoryRecord>(value)
+      const rec = decodeRecord(value)
       if (rec.m !== undefined) meta = rec.m
       events.push({ state, at: rec.at, ...(rec.reason === undefined ? {} : { reason: rec.reason }) })
     }
@@ -109,6 +109,9 @@ export class ReceiptStore extends EventEmitter {
     else await this.committer.writeUnsynced(ops)
     this.changed(items.map((i) => i.id))
   }
+
+  /** Whether anyone waits for changes (receipt.wait): else the ids need not be collected. */
+  waited (): boolean { return this.listenerCount('change') > 0 }
 
   /** Tell waiters these messages changed (after their records were written). */
   changed (ids: Iterable<string>): void {

@@ -71,7 +71,7 @@ export const Bucket = {
   pushMark: 'w!',
   /** a!<node id> → JSON {last_read?, last_attach?}: when a session of the node last read and attached. Repository: consumption.ts. */
   presence: 'a!',
-  /** h!<packet id>!<state> → JSON {at, reason?, m?}: one state a message this host sent reached (m: to/from/dest on the sender's own records). Repository: receipts.ts. */
+  /** h!<packet id>!<state> → {at, reason?, m?} (binary format 1, receipt-values.ts; the earlier JSON still read): one state a message this host sent reached (m: to/from/dest on the sender's own records). Repository: receipts.ts. */
   receipt: 'h!',
   /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
   receiptOut: 'y!',

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Committer, batchTarget, openDb, toJsonBytes, type RawDb } from '../../src/store/db.js'
 import { OutboxStore } from '../../src/store/outbox.js'
 import { ReceiptStore, stateOp } from '../../src/store/receipts.js'
+import { decodeRecord, jsonRecordValue, recordValue, type HistoryRecord } from '../../src/store/receipt-values.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const META = { to: 'did:key:zTo', from: 'did:key:zFrom', dest: '12D3KooWPeer', q: 1000 }
@@ -73,5 +74,31 @@ describe('store - receipt records', () => {
     assert.equal(committer.stats.batches - before, 1, 'one batch: the removal and the record')
     assert.equal((await store.records(id)).events.length, 1)
     assert.equal(await outbox.remove([entry], { extra: () => { throw new Error('not called for a settled entry') } }), 0)
+  })
+
+  it('record values - the binary layout reads back what the JSON layout does (every flag, UTF-8, long strings fall back to JSON); both are read', async () => {
+    const peer = '12D3KooWLaX8H1y5hV1RjXy6oP4mZ6Y8k4Ff1eXgXz7Q8q9pLmNo'
+    const records: HistoryRecord[] = [
+      { at: 1_764_590_000_123 },
+      { at: 5, m: META },
+      { at: 6, m: { to: META.to, from: META.from, dest: 'local' } },
+      { at: 7, m: { ...META, off: true } },
+      { at: 8, reason: 'TTL_EXPIRED: not acknowledged by host ' + peer, m: { to: 'did:key:zä€𝄞', from: META.from, dest: peer, q: 0 } },
+      { at: 9, reason: '' },
+      { at: 10, m: { to: 'x'.repeat(300), from: META.from, dest: peer } }
+    ]
+    for (const rec of records) {
+      const fast = recordValue(rec)
+      assert.deepEqual(decodeRecord(fast), decodeRecord(jsonRecordValue(rec)), JSON.stringify(rec))
+      assert.deepEqual(decodeRecord(fast), rec)
+    }
+    assert.equal(recordValue(records[1])[0], 1, 'format 1')
+    assert.equal(recordValue(records[6])[0], '{'.charCodeAt(0), 'a string over 255 bytes: JSON')
+    const id = ulid()
+    await committer.write([{ type: 'put', key: `h!${id}!delivered`, value: toJsonBytes({ at: 2000, m: META }) }])
+    await store.record([{ id, state: 'read', at: 3000 }], true)
+    const r = await store.records(id)
+    assert.deepEqual(r.meta, META, 'a JSON record of the earlier layout beside a binary one')
+    assert.deepEqual(r.events, [{ state: 'delivered', at: 2000 }, { state: 'read', at: 3000 }])
   })
 })

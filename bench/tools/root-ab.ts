@@ -1,0 +1,60 @@
+// T2 bursts and T1 samples against daemons built from different checkouts,
+// alternated so drift on a shared machine hits every build alike; CPU µs per
+// packet of each process is the figure to compare:
+//   node --import ./dist/src/polyfill.js dist/bench/tools/root-ab.js ROUNDS COUNT ROOT...
+// ROOT is a checkout with a built dist/ and bin/amesh (e.g. a worktree of the
+// base commit). The control client is this checkout's.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { toolContext } from '../lib/tool-context.js'
+import { startCpu } from '../lib/cpu.js'
+import { p50, p99, perSecond } from '../lib/stats.js'
+import type { BenchContext } from '../lib/types.js'
+import { burst } from '../amesh/t2-throughput.js'
+import { latencySplit } from '../amesh/t1-latency.js'
+import { startPair } from '../amesh/pair.js'
+
+/** T1 samples per round (AB_T1 in the environment; 0: no T1) */
+const t1Samples = Number(process.env.AB_T1 ?? 400)
+const T1_WARMUP = 50
+
+const f0 = (n: number | undefined): string => n === undefined ? '-' : n.toFixed(0)
+
+async function once (ctx: BenchContext, count: number): Promise<string> {
+  const pair = await startPair(ctx, 'ab')
+  try {
+    // T1 first, on the fresh pair (as the bench does): after a burst the stores compact for a while
+    const cpu = await startCpu([{ label: 'sender', pid: pair.a.pid }, { label: 'receiver', pid: pair.b.pid }])
+    const t1 = t1Samples === 0 ? { total: [0], accept: [0] } : await latencySplit(pair.a, pair.b, t1Samples, T1_WARMUP)
+    const c1 = await cpu(t1Samples + T1_WARMUP)
+    await burst(pair.a, pair.b, 2000, 512)
+    const r = await burst(pair.a, pair.b, count, 512)
+    const s = r.cpu.subjects
+    return `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
+      `T1 p50 ${p50(t1.total).toFixed(2)} p99 ${p99(t1.total).toFixed(2)} accept ${p50(t1.accept).toFixed(2)} ms cpu c/s/r ${c1.client.toFixed(0)}/${f0(c1.subjects.sender)}/${f0(c1.subjects.receiver)} us`
+  } finally {
+    await pair.stop()
+  }
+}
+
+async function main (): Promise<void> {
+  const rounds = Number(process.argv[2] ?? 3)
+  const count = Number(process.argv[3] ?? 10_000)
+  const roots = process.argv.slice(4)
+  const tmp = await mkdtemp(join(tmpdir(), 'amesh-root-ab-'))
+  try {
+    for (let i = 0; i < rounds; i++) {
+      for (const root of roots) {
+        const ctx = { ...toolContext(tmp), root }
+        process.stdout.write(`${root.padEnd(24)} ${await once(ctx, count)}\n`)
+      }
+    }
+  } finally {
+    // AB_KEEP: leave the hosts' homes (their amesh.log, e.g. with --trace-gc) for a look
+    if (process.env.AB_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
+    else process.stdout.write(`homes kept in ${tmp}\n`)
+  }
+}
+
+await main()

@@ -1,0 +1,111 @@
+// What a link may still send over a relayed (limited) connection before the
+// relay cuts it. A circuit relay v2 relay resets a limited connection once it
+// has carried its data limit (both ways together) or lasted its duration
+// limit; a frame that does not fit in what is left is cut mid-way, never
+// acked, and resent from the head of the queue on the next circuit — where,
+// if it is as large as the whole limit, it is cut again, for ever. So on a
+// limited connection frames are sized from the limit, a frame is sent only
+// when it fits in what is left (less a reserve for acks and the other
+// protocols), and once the next one does not the link lets the frames in
+// flight be acked and then moves to a fresh circuit itself (link.ts).
+import type { Connection } from '@libp2p/interface'
+import { circuitLeft, isSpent } from '../util/streams.js'
+import { SECOND } from '../util/time.js'
+import type { OutboxEntry } from '../store/outbox.js'
+import { FRAME_BYTES, FRAME_PACKETS } from './constants.js'
+
+/** The reserve is this share of what the connection had left when the link opened its stream... */
+export const RESERVE_SHARE = 1 / 8
+/** ...within these bounds, bytes. */
+export const RESERVE_MIN = 16 * 1024
+export const RESERVE_MAX = 1024 * 1024
+/** At least this many frames fit in a fresh circuit (frames are cut smaller on a small limit). */
+export const FRAMES_PER_CIRCUIT = 4
+/** Frames are never cut smaller than this, bytes (a larger packet still travels, in a frame of its own). */
+export const MIN_FRAME_BYTES = 4 * 1024
+/** Noise and yamux add a few bytes per chunk on the wire: counted generously. */
+const WIRE_OVERHEAD = 1.02
+const WIRE_OVERHEAD_FIXED = 256
+
+/** A spent relayed connection is closed gracefully within this, else aborted. */
+export const CIRCUIT_CLOSE_TIMEOUT = 2 * SECOND
+
+type Limited = Pick<Connection, 'limits' | 'timeline'>
+
+export class LinkBudget {
+  /** bytes of packets a frame on this connection carries at most */
+  readonly frameBytes: number
+  private readonly reserve: number
+  /** what the connection had left when the stream opened (undefined: no data limit) */
+  private readonly startBytes?: number
+  /** wire bytes of the frames this link pushed since */
+  private pushed = 0
+
+  constructor (private readonly conn: Limited) {
+    const start = circuitLeft(conn)?.bytes
+    this.startBytes = start
+    if (start === undefined) {
+      this.reserve = 0
+      this.frameBytes = FRAME_BYTES
+      return
+    }
+    this.reserve = Math.min(RESERVE_MAX, Math.max(RESERVE_MIN, Math.floor(start * RESERVE_SHARE)))
+    this.frameBytes = Math.min(FRAME_BYTES, Math.max(MIN_FRAME_BYTES, Math.floor((start - this.reserve) / FRAMES_PER_CIRCUIT)))
+  }
+
+  /** The budget of a stream on `conn`; undefined when the connection has no limits (direct). */
+  static of (conn: Limited | undefined): LinkBudget | undefined {
+    return conn === undefined || conn.limits == null ? undefined : new LinkBudget(conn)
+  }
+
+  /**
+   * Bytes still free for frames: what the connection reports left, or what
+   * was left at open less what this link pushed (some of it may not be
+   * written, so not counted, yet), whichever is less; less the reserve.
+   */
+  bytesLeft (): number {
+    if (this.startBytes === undefined) return Number.MAX_SAFE_INTEGER
+    const live = circuitLeft(this.conn)?.bytes ?? 0
+    return Math.min(live, this.startBytes - this.pushed) - this.reserve
+  }
+
+  /**
+   * Whether a frame of `frameLength` bytes fits before the relay's limits; the
+   * spend is counted when it does. The first frame on a stream is always sent
+   * unless the connection is spent: it is at most a quarter of the circuit,
+   * or one packet larger than the whole circuit, which no fresh circuit would
+   * carry either (it is retried, and dead-lettered after its TTL).
+   */
+  take (frameLength: number, now = Date.now()): boolean {
+    if (isSpent(this.conn, now)) return false
+    const wire = Math.ceil(frameLength * WIRE_OVERHEAD) + WIRE_OVERHEAD_FIXED
+    if (this.pushed > 0 && wire > this.bytesLeft()) return false
+    this.pushed += wire
+    return true
+  }
+
+  /** What is left, for the log. */
+  describe (): string {
+    const left = circuitLeft(this.conn)
+    const parts = [left?.bytes !== undefined ? `${left.bytes} bytes` : undefined, left?.ms !== undefined ? `${Math.round(left.ms / 1000)} s` : undefined]
+    return parts.filter((p) => p !== undefined).join(', ') + ' left'
+  }
+}
+
+/** End a relayed connection near its limits (closed gracefully, else aborted: libp2p's close does that itself). */
+export function endCircuit (conn: Pick<Connection, 'close'>): void {
+  conn.close({ signal: AbortSignal.timeout(CIRCUIT_CLOSE_TIMEOUT) }).catch(() => {})
+}
+
+/** The head of a list of entries that fits one frame (packets, and `maxBytes` of them unless one alone is larger). */
+export function frameOf (entries: OutboxEntry[], maxBytes: number): OutboxEntry[] {
+  let n = 0
+  let bytes = 0
+  while (n < entries.length && n < FRAME_PACKETS) {
+    const size = entries[n].packet.byteLength
+    if (n > 0 && bytes + size > maxBytes) break
+    bytes += size
+    n++
+  }
+  return n === entries.length ? entries : entries.slice(0, n)
+}

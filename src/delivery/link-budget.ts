@@ -8,11 +8,15 @@
 // when it fits in what is left (less a reserve for acks and the other
 // protocols), and once the next one does not the link lets the frames in
 // flight be acked and then moves to a fresh circuit itself (link.ts).
-import type { Connection } from '@libp2p/interface'
+import { randomBytes } from 'node:crypto'
+import type { Connection, Libp2p, PeerId } from '@libp2p/interface'
+import { concat, equals } from 'uint8arrays'
 import { circuitLeft, isSpent } from '../util/streams.js'
 import { SECOND } from '../util/time.js'
 import type { OutboxEntry } from '../store/outbox.js'
-import { FRAME_BYTES, FRAME_PACKETS } from './constants.js'
+import { errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/log.js'
+import { DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS } from './constants.js'
 
 /** The reserve is this share of what the connection had left when the link opened its stream... */
 export const RESERVE_SHARE = 1 / 8
@@ -20,14 +24,14 @@ export const RESERVE_SHARE = 1 / 8
 export const RESERVE_MIN = 16 * 1024
 export const RESERVE_MAX = 1024 * 1024
 /** At least this many frames fit in a fresh circuit (frames are cut smaller on a small limit). */
-export const FRAMES_PER_CIRCUIT = 4
+export const FRAMES_PER_CIRCUIT = 8
 /** Frames are never cut smaller than this, bytes (a larger packet still travels, in a frame of its own). */
 export const MIN_FRAME_BYTES = 4 * 1024
 /** Noise and yamux add a few bytes per chunk on the wire: counted generously. */
 const WIRE_OVERHEAD = 1.02
 const WIRE_OVERHEAD_FIXED = 256
 
-/** A spent relayed connection is closed gracefully within this, else aborted. */
+/** A ping stream on a relayed connection is closed gracefully within this, else aborted. */
 export const CIRCUIT_CLOSE_TIMEOUT = 2 * SECOND
 
 type Limited = Pick<Connection, 'limits' | 'timeline'>
@@ -92,9 +96,24 @@ export class LinkBudget {
   }
 }
 
-/** End a relayed connection near its limits (closed gracefully, else aborted: libp2p's close does that itself). */
-export function endCircuit (conn: Pick<Connection, 'close'>): void {
-  conn.close({ signal: AbortSignal.timeout(CIRCUIT_CLOSE_TIMEOUT) }).catch(() => {})
+/**
+ * Dial a fresh circuit to `peer` beside the spent one, while the frames in
+ * flight on that one are acked (the dial through a relay takes several round
+ * trips): the link's next stream then finds it open. `force`: libp2p would
+ * otherwise hand back the spent connection, or drop the new one as its
+ * duplicate (same circuit address).
+ */
+export function dialFreshCircuit (libp2p: Pick<Libp2p, 'dial'>, peer: PeerId, log: Logger): void {
+  libp2p.dial(peer, { force: true, signal: AbortSignal.timeout(DIAL_TIMEOUT) }).catch((err: unknown) => { log(`link ${peer.toString()}: dialling a fresh circuit failed: ${errorMessage(err)}`) })
+}
+
+/**
+ * End a relayed connection near its limits, at once: a graceful close keeps
+ * it in libp2p's connection list while it waits for the remote, and a dial
+ * of the same circuit address meanwhile is dropped as its duplicate.
+ */
+export function endCircuit (conn: Pick<Connection, 'abort'>): void {
+  conn.abort(new Error('relayed connection near its relay limits: moving to a fresh circuit'))
 }
 
 /** The head of a list of entries that fits one frame (packets, and `maxBytes` of them unless one alone is larger). */
@@ -108,4 +127,39 @@ export function frameOf (entries: OutboxEntry[], maxBytes: number): OutboxEntry[
     n++
   }
   return n === entries.length ? entries : entries.slice(0, n)
+}
+
+/** libp2p's ping protocol (every amesh host runs its ping service, on relayed connections too). */
+export const PING_PROTOCOL = '/ipfs/ping/1.0.0'
+const PING_BYTES = 32
+
+/**
+ * A ping over this very connection. libp2p's ping service takes a peer and,
+ * when all its connections are relayed, dials it anew through the relay (a
+ * whole circuit per ping, which libp2p then drops as a duplicate); a relayed
+ * link asks the connection it runs on instead.
+ */
+export async function pingOver (conn: Pick<Connection, 'newStream'>, signal: AbortSignal): Promise<void> {
+  const stream = await conn.newStream(PING_PROTOCOL, { signal, runOnLimitedConnection: true })
+  const onAbort = (): void => { stream.abort(new Error('ping timeout')) }
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const data = randomBytes(PING_BYTES)
+    void stream.sink([data]).catch(() => {})
+    const got: Uint8Array[] = []
+    let n = 0
+    for await (const chunk of stream.source) {
+      got.push(chunk.subarray())
+      n += chunk.byteLength
+      if (n >= PING_BYTES) break
+    }
+    signal.throwIfAborted()
+    if (!equals(concat(got, n).subarray(0, PING_BYTES), data)) throw new Error('wrong ping answer')
+    void stream.close({ signal: AbortSignal.timeout(CIRCUIT_CLOSE_TIMEOUT) }).catch(() => {})
+  } catch (err) {
+    stream.abort(err instanceof Error ? err : new Error(String(err)))
+    throw err
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
 }

@@ -5,7 +5,7 @@ import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
-import { LinkBudget, endCircuit, frameOf } from './link-budget.js'
+import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, pingOver } from './link-budget.js'
 import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
 import { openStreamOn } from '../util/streams.js'
@@ -280,6 +280,7 @@ export class PeerLink {
     this.draining = true
     this.dropPending()
     if (this.inflight.size === 0) this.rotate(gen)
+    else dialFreshCircuit(this.deps.libp2p, this.peerId, this.deps.log)
   }
 
   /** All sent on a relayed connection near its limits is acked: end it before its relay cuts it, and open the stream again at once over a fresh circuit (the same relay or another). */
@@ -327,6 +328,8 @@ export class PeerLink {
   }
 
   private async alive (): Promise<boolean> {
+    const conn = this.connection
+    if (conn?.limits != null) return await pingOver(conn, AbortSignal.timeout(PING_TIMEOUT)).then(() => true, () => false)
     const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
     if (services.ping === undefined) return false
     try {

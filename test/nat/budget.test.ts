@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert'
 import type { Connection, PeerId } from '@libp2p/interface'
 import { FRAME_BYTES } from '../../src/delivery/constants.js'
-import { LinkBudget, MIN_FRAME_BYTES, RESERVE_MIN, frameOf } from '../../src/delivery/link-budget.js'
+import { FRAMES_PER_CIRCUIT, LinkBudget, MIN_FRAME_BYTES, RESERVE_MIN, frameOf } from '../../src/delivery/link-budget.js'
 import { SPENT_BYTES, SPENT_TIME, circuitLeft, isSpent, reusable, spentTime } from '../../src/util/streams.js'
 import type { OutboxEntry } from '../../src/store/outbox.js'
 
@@ -52,13 +52,14 @@ describe('nat - relayed link budget and connection reuse (units)', () => {
     assert.equal(LinkBudget.of(undefined), undefined)
     assert.equal(LinkBudget.of(conn(undefined, 600))?.frameBytes, FRAME_BYTES)
     assert.equal(LinkBudget.of(conn(256 * MIB, 1800))?.frameBytes, FRAME_BYTES)
-    assert.equal(LinkBudget.of(conn(64 * 1024, 60))?.frameBytes, MIN_FRAME_BYTES * 3)
+    assert.equal(LinkBudget.of(conn(64 * 1024, 60))?.frameBytes, (64 * 1024 - RESERVE_MIN) / FRAMES_PER_CIRCUIT)
+    assert.equal(LinkBudget.of(conn(20 * 1024, 60))?.frameBytes, MIN_FRAME_BYTES)
     const c = conn(MIB, 15)
     const b = LinkBudget.of(c) as LinkBudget
-    assert.ok(b.frameBytes * 4 <= MIB - MIB / 8 && b.frameBytes >= 200 * 1024, String(b.frameBytes))
+    assert.ok(b.frameBytes * FRAMES_PER_CIRCUIT <= MIB - MIB / 8 && b.frameBytes >= 100 * 1024, String(b.frameBytes))
     let sent = 0
     while (b.take(b.frameBytes, NOW)) sent += b.frameBytes
-    assert.ok(sent >= 3 * b.frameBytes && sent <= MIB - MIB / 8, `sent ${sent} of ${MIB}`)
+    assert.ok(sent >= (FRAMES_PER_CIRCUIT - 2) * b.frameBytes && sent <= MIB - MIB / 8, `sent ${sent} of ${MIB}`)
     // what the connection reports left also counts (the other direction's traffic shares the limit)
     const d = conn(MIB, 15)
     const bd = LinkBudget.of(d) as LinkBudget

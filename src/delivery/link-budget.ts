@@ -1,7 +1,9 @@
-// What a link may still send over a relayed (limited) connection before the
-// relay cuts it. A circuit relay v2 relay resets a limited connection once it
-// has carried its data limit (both ways together) or lasted its duration
-// limit; a frame that does not fit in what is left is cut mid-way, never
+// A delivery link over a relayed (limited) connection: what it may still send
+// before the relay cuts it, the fresh circuit it moves to, and its liveness
+// ping over that very connection.
+//
+// A circuit relay v2 relay resets a limited connection once it has carried
+// its data limit (both ways together) or lasted its duration limit; a frame that does not fit in what is left is cut mid-way, never
 // acked, and resent from the head of the queue on the next circuit — where,
 // if it is as large as the whole limit, it is cut again, for ever. So on a
 // limited connection frames are sized from the limit, a frame is sent only
@@ -161,5 +163,18 @@ export async function pingOver (conn: Pick<Connection, 'newStream'>, signal: Abo
     throw err
   } finally {
     signal.removeEventListener('abort', onAbort)
+  }
+}
+
+/** Whether the peer answers a ping: over a relayed link's own connection, else through libp2p's ping service. */
+export async function peerAnswers (libp2p: Pick<Libp2p, 'services'>, peer: PeerId, conn: Connection | undefined, timeoutMs: number): Promise<boolean> {
+  if (conn?.limits != null) return await pingOver(conn, AbortSignal.timeout(timeoutMs)).then(() => true, () => false)
+  const services = libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
+  if (services.ping === undefined) return false
+  try {
+    await services.ping.ping(peer, { signal: AbortSignal.timeout(timeoutMs) })
+    return true
+  } catch {
+    return false
   }
 }

@@ -5,7 +5,7 @@ import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
-import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, pingOver } from './link-budget.js'
+import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
 import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
 import { openStreamOn } from '../util/streams.js'
@@ -327,21 +327,12 @@ export class PeerLink {
     this.armAckTimer(gen)
   }
 
-  private async alive (): Promise<boolean> {
-    const conn = this.connection
-    if (conn?.limits != null) return await pingOver(conn, AbortSignal.timeout(PING_TIMEOUT)).then(() => true, () => false)
-    const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
-    if (services.ping === undefined) return false
-    try {
-      await services.ping.ping(this.peerId, { signal: AbortSignal.timeout(PING_TIMEOUT) })
-      return true
-    } catch {
-      return false
-    }
-  }
+  private async alive (): Promise<boolean> { return await peerAnswers(this.deps.libp2p, this.peerId, this.connection, PING_TIMEOUT) }
 
+  /** Drop the peer's connections; a relayed link only its own (a fresh circuit may be opening beside it). */
   private abortConnections (why: string): void {
-    for (const c of this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error(why))
+    const own = this.connection
+    for (const c of own?.limits != null ? [own] : this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error(why))
   }
 
   private schedulePing (gen: number): void {

@@ -47,9 +47,9 @@ export function isSpent (c: Limited, now = Date.now()): boolean {
 /**
  * An open connection to `peer` to reuse: an unlimited one, else the relayed
  * one with the most left that is not spent. Without one, a new dial is
- * `force`d when spent or closing connections exist, so libp2p neither hands
- * one of those back nor drops the new circuit as a duplicate of the old one's
- * address.
+ * `force`d when spent or closing relayed connections exist, so libp2p neither
+ * hands one of those back nor drops the new circuit as a duplicate of the old
+ * one's address (with only direct ones, libp2p's dial decides, as before).
  */
 export function reusable (libp2p: Pick<Libp2p, 'getConnections'>, peer: PeerId): { connection?: Connection, force: boolean } {
   const all = libp2p.getConnections(peer)
@@ -57,7 +57,7 @@ export function reusable (libp2p: Pick<Libp2p, 'getConnections'>, peer: PeerId):
   const direct = open.find((c) => c.limits == null)
   if (direct !== undefined) return { connection: direct, force: false }
   const fresh = open.filter((c) => !isSpent(c)).sort((a, b) => roomOf(b) - roomOf(a))
-  return { connection: fresh[0], force: fresh.length === 0 && all.length > 0 }
+  return { connection: fresh[0], force: fresh.length === 0 && all.some((c) => c.limits != null) }
 }
 
 /** The bytes a limited connection has left (unbounded: the largest number). */

@@ -96,5 +96,7 @@ describe('nat - relayed link budget and connection reuse (units)', () => {
     assert.deepEqual(reusable(of([small, big, spent]), peer), { connection: big, force: false })
     assert.deepEqual(reusable(of([spent, closing]), peer), { connection: undefined, force: true })
     assert.deepEqual(reusable(of([]), peer), { connection: undefined, force: false })
+    // a closing direct connection: libp2p's own dial decides (it does not redial a host that just hung up)
+    assert.deepEqual(reusable(of([conn(undefined, undefined, { status: 'closing' })]), peer), { connection: undefined, force: false })
   })
 })

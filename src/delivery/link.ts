@@ -1,13 +1,14 @@
 import * as lp from 'it-length-prefixed'
 import { pushable, type Pushable } from 'it-pushable'
-import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
+import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
+import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
 import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
-import { openStream } from '../util/streams.js'
+import { openStreamOn } from '../util/streams.js'
 
 export interface LinkEvents {
   /** entries the remote host accepted (durable in the target inbox) */
@@ -34,6 +35,11 @@ type LinkState = 'idle' | 'connecting' | 'open' | 'backoff' | 'stopped'
 export class PeerLink {
   private state: LinkState = 'idle'
   private stream?: Stream
+  /** the connection the stream runs on, and (relayed) what may still be sent on it before its relay cuts it */
+  private connection?: Connection
+  private budget?: LinkBudget
+  /** the next frame does not fit in the relayed connection: no more sends; once all are acked, a fresh circuit */
+  private draining = false
   private out?: Pushable<Uint8Array>
   private readonly inflight = new Map<number, OutboxEntry[]>()
   private lastSentKey?: string
@@ -127,17 +133,20 @@ export class PeerLink {
     this.state = 'connecting'
     const gen = ++this.generation
     try {
-      const stream = await openStream(this.deps.libp2p, this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
+      const { stream, connection } = await openStreamOn(this.deps.libp2p, this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
       if (this.state !== 'connecting' || gen !== this.generation) { stream.abort(new Error('link superseded')); return }
-      this.open(stream, gen)
+      this.open(stream, connection, gen)
     } catch (err) {
       this.deps.log(`link ${this.peerId.toString()}: dial failed: ${errorMessage(err)}`)
       this.fail(gen)
     }
   }
 
-  private open (stream: Stream, gen: number): void {
+  private open (stream: Stream, connection: Connection, gen: number): void {
     this.stream = stream
+    this.connection = connection
+    this.budget = LinkBudget.of(connection)
+    this.draining = false
     this.out = pushable<Uint8Array>()
     this.state = 'open'
     this.stalls = 0
@@ -198,10 +207,11 @@ export class PeerLink {
         this.wakeAgain = false
         while (this.state === 'open' && this.inflight.size < WINDOW_FRAMES) {
           const gen = this.generation
+          if (this.draining) { if (this.inflight.size === 0) this.rotate(gen); break }
           const entries = await this.nextEntries()
           // a reconnect during the read starts again from the head of the queue
           if (entries.length === 0 || this.state !== 'open' || gen !== this.generation) break
-          this.send(entries)
+          if (!this.send(entries)) this.drain(gen)
         }
       } while (this.wakeAgain && this.state === 'open')
     } catch (err) {
@@ -216,7 +226,7 @@ export class PeerLink {
   private async nextEntries (): Promise<OutboxEntry[]> {
     if (!this.fromStore) return this.takePending()
     const dropped = this.dropped
-    const { entries, complete } = await this.deps.outbox.listFrame(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS, FRAME_BYTES)
+    const { entries, complete } = await this.deps.outbox.listFrame(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS, this.frameBytes())
     if (complete && dropped === this.dropped && this.adopt(entries)) return this.takePending()
     return entries
   }
@@ -243,20 +253,46 @@ export class PeerLink {
     const now = Date.now()
     let skip = 0
     while (skip < this.pending.length && this.pending[skip].exp <= now) skip++
-    const out = frameOf(skip === 0 ? this.pending : this.pending.slice(skip))
+    const out = frameOf(skip === 0 ? this.pending : this.pending.slice(skip), this.frameBytes())
     const used = skip + out.length
     for (let k = 0; k < used; k++) this.pendingBytes -= this.pending[k].packet.byteLength
     this.pending = this.pending.slice(used)
     return out
   }
 
-  private send (entries: OutboxEntry[]): void {
+  private frameBytes (): number { return this.budget?.frameBytes ?? FRAME_BYTES }
+
+  /** Send one frame; false (nothing sent) when it does not fit in what the relayed connection has left. */
+  private send (entries: OutboxEntry[]): boolean {
     const b = this.nextBatch
+    const frame = encodePacketsFrame(b, entries.map((e) => e.packet))
+    if (this.budget !== undefined && !this.budget.take(frame.byteLength)) return false
     this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
     this.inflight.set(b, entries)
     this.lastSentKey = entries[entries.length - 1].key
-    this.out?.push(encodePacketsFrame(b, entries.map((e) => e.packet)))
+    this.out?.push(frame)
     if (this.ackTimer === undefined) this.armAckTimer(this.generation)
+    return true
+  }
+
+  /** The frame just read was not sent (the store still has it: it is read again on the next circuit); send no more. */
+  private drain (gen: number): void {
+    this.draining = true
+    this.dropPending()
+    if (this.inflight.size === 0) this.rotate(gen)
+    else dialFreshCircuit(this.deps.libp2p, this.peerId, this.deps.log)
+  }
+
+  /** All sent on a relayed connection near its limits is acked: end it before its relay cuts it, and open the stream again at once over a fresh circuit (the same relay or another). */
+  private rotate (gen: number): void {
+    if (gen !== this.generation || this.state !== 'open') return
+    const conn = this.connection
+    this.deps.log(`link ${this.peerId.toString()}: relayed connection near its relay's limits (${this.budget?.describe() ?? ''}), moving to a fresh circuit`)
+    this.generation++
+    this.teardown()
+    this.state = 'idle'
+    if (conn !== undefined) endCircuit(conn)
+    void this.connect()
   }
 
   private armAckTimer (gen: number): void {
@@ -291,19 +327,12 @@ export class PeerLink {
     this.armAckTimer(gen)
   }
 
-  private async alive (): Promise<boolean> {
-    const services = this.deps.libp2p.services as { ping?: { ping: (p: PeerId, o: { signal: AbortSignal }) => Promise<number> } }
-    if (services.ping === undefined) return false
-    try {
-      await services.ping.ping(this.peerId, { signal: AbortSignal.timeout(PING_TIMEOUT) })
-      return true
-    } catch {
-      return false
-    }
-  }
+  private async alive (): Promise<boolean> { return await peerAnswers(this.deps.libp2p, this.peerId, this.connection, PING_TIMEOUT) }
 
+  /** Drop the peer's connections; a relayed link only its own (a fresh circuit may be opening beside it). */
   private abortConnections (why: string): void {
-    for (const c of this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error(why))
+    const own = this.connection
+    for (const c of own?.limits != null ? [own] : this.deps.libp2p.getConnections(this.peerId)) c.abort(new Error(why))
   }
 
   private schedulePing (gen: number): void {
@@ -342,6 +371,9 @@ export class PeerLink {
     this.stream?.abort(new Error('link reset'))
     this.stream = undefined
     this.out = undefined
+    this.connection = undefined
+    this.budget = undefined
+    this.draining = false
     this.inflight.clear()
     this.lastSentKey = undefined
     this.dropPending()
@@ -353,17 +385,4 @@ export class PeerLink {
     this.teardown()
     this.state = 'stopped'
   }
-}
-
-/** The head of a list of entries that fits one frame (packets and bytes). */
-function frameOf (entries: OutboxEntry[]): OutboxEntry[] {
-  let n = 0
-  let bytes = 0
-  while (n < entries.length && n < FRAME_PACKETS) {
-    const size = entries[n].packet.byteLength
-    if (n > 0 && bytes + size > FRAME_BYTES) break
-    bytes += size
-    n++
-  }
-  return n === entries.length ? entries : entries.slice(0, n)
 }

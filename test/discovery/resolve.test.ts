@@ -51,8 +51,10 @@ describe('discovery - resolution asks each peer once and the DHT once', function
   it('resolve - on a new connection, concurrent resolves share one exchange with that peer', async () => {
     const b = peers[0]
     const bId = b.host.libp2p.peerId
+    const old = new Set(b.host.libp2p.getConnections(a.host.libp2p.peerId).map((c) => c.id))
     await a.host.libp2p.hangUp(bId)
-    await until('B saw A disconnect', () => b.host.libp2p.getConnections(a.host.libp2p.peerId).length === 0 ? true : undefined)
+    // B's bootstrap keeper may dial A again at once: what matters is that B closed the old connection
+    await until('B saw A disconnect', () => b.host.libp2p.getConnections(a.host.libp2p.peerId).every((c) => !old.has(c.id)) ? true : undefined)
     await a.host.libp2p.dial(bId)
     await Promise.all(Array.from({ length: 5 }, async () => await rejectsUnknown(a.host.resolver.resolve('still-nobody'))))
     await rejectsUnknown(a.host.resolver.resolve('still-nobody'))

@@ -1,4 +1,5 @@
 import { SECOND } from '../util/time.js'
+import { isUlid } from '../util/ulid.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import type { RecordMeta } from './receipt-values.js'
 
@@ -26,8 +27,9 @@ export interface DeliveredItem { id: string, meta: RecordMeta }
 
 /** Whether a message acked at `at` may go in a batch record (else its own record). */
 export function batchable (id: string, at: number): boolean {
+  if (!isUlid(id)) return false
   const t = ulidTime(id)
-  return Number.isFinite(t) && t <= at && t >= at - DELIVERED_WINDOW_MS && Buffer.byteLength(id) <= MAX_SMALL
+  return t <= at && t >= at - DELIVERED_WINDOW_MS
 }
 
 /** The key of a batch record: largest id, then smallest. */

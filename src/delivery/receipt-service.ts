@@ -7,7 +7,7 @@ import type { Committer, RawDb, WriteOp } from '../store/db.js'
 import type { InboxEntry, InboxStore } from '../store/inbox.js'
 import type { LocalNode } from '../store/nodes.js'
 import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
-import { ordered, ReceiptStore, stateOp, type ReceiptState, type SentMeta, type SentReceipt } from '../store/receipts.js'
+import { deliveredOps, ordered, ReceiptStore, stateOp, type ReceiptState, type SentMeta, type SentReceipt } from '../store/receipts.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 
@@ -110,7 +110,7 @@ export class ReceiptService {
   /** The delivered records of entries just acked, for the batch that removes them from the outbox. */
   deliveredOps (live: OutboxEntry[]): WriteOp[] {
     const at = Date.now()
-    return live.map((e) => stateOp({ id: e.packetId, state: 'delivered', at, meta: this.metaOf(e) }))
+    return deliveredOps(live.map((e) => ({ id: e.packetId, meta: this.metaOf(e) })), at)
   }
 
   /** The refused/dead records of dead letters, for the dead-letter batch. */

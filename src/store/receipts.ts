@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import * as cbor from '@ipld/dag-cbor'
 import { fromJsonBytes, scan, type Committer, type RawDb, type WriteOp } from './db.js'
+import { batchable, batchKey, batchRange, batchValue, findInBatch, smallestOf, type DeliveredItem } from './receipt-batches.js'
 import { decodeRecord, recordValue, type HistoryRecord } from './receipt-values.js'
 import { Bucket } from './schema.js'
 
@@ -13,6 +14,7 @@ import { Bucket } from './schema.js'
 
 const SENT_PREFIX = Bucket.receipt
 const OUT_PREFIX = Bucket.receiptOut
+const BATCH_PREFIX = Bucket.receiptBatch
 
 export const RECEIPT_STATES = ['queued', 'delivered', 'pushed', 'read', 'refused', 'dead'] as const
 export type ReceiptState = typeof RECEIPT_STATES[number]
@@ -64,6 +66,25 @@ export function stateOp (r: StateRecord): WriteOp {
   return { type: 'put', key: `${SENT_PREFIX}${r.id}!${r.state}`, value: recordValue(rec) }
 }
 
+/**
+ * The delivered records of messages acked together: one batch record
+ * (receipt-batches.ts) for those acked within the window of their send, a
+ * per-id record for the others (and for a batch that does not fit the layout).
+ */
+export function deliveredOps (items: DeliveredItem[], at: number): WriteOp[] {
+  const batch: DeliveredItem[] = []
+  const ops: WriteOp[] = []
+  for (const i of items) {
+    if (batchable(i.id, at)) batch.push(i)
+    else ops.push(stateOp({ id: i.id, state: 'delivered', at, meta: i.meta }))
+  }
+  if (batch.length === 0) return ops
+  const value = batchValue(at, batch)
+  if (value === undefined) return [...ops, ...batch.map((i) => stateOp({ id: i.id, state: 'delivered', at, meta: i.meta }))]
+  ops.push({ type: 'put', key: batchKey(BATCH_PREFIX, batch), value })
+  return ops
+}
+
 /** the records of `h!<id>` from before records were per state: one JSON history under the bare id */
 interface LegacyHistory extends SentMeta { events: ReceiptEvent[] }
 
@@ -98,7 +119,27 @@ export class ReceiptStore extends EventEmitter {
       if (rec.m !== undefined) meta = rec.m
       events.push({ state, at: rec.at, ...(rec.reason === undefined ? {} : { reason: rec.reason }) })
     }
+    if (!events.some((e) => e.state === 'delivered')) {
+      const batched = await this.batched(id)
+      if (batched !== undefined) {
+        meta ??= batched.m
+        const after = events.findIndex((e) => e.state > 'delivered') // in key order, as the per-id record would be
+        events.splice(after < 0 ? events.length : after, 0, { state: 'delivered', at: batched.at })
+      }
+    }
     return { meta, events }
+  }
+
+  /** The delivered record of `id` in a batch record, if any (one bounded range read). */
+  private async batched (id: string): Promise<{ at: number, m: SentMeta } | undefined> {
+    const range = batchRange(BATCH_PREFIX, id)
+    if (range === undefined) return undefined
+    for await (const [key, value] of this.db.iterator(range)) {
+      if (smallestOf(BATCH_PREFIX, key) > id) continue
+      const hit = findInBatch(value, id)
+      if (hit !== undefined) return hit
+    }
+    return undefined
   }
 
   /** Store states (one batch): `synced` through the group commit (remote receipts), else unsynced. */

@@ -75,6 +75,8 @@ export const Bucket = {
   receipt: 'h!',
   /** y!<sender host peer id>!<packet id>!<state> → CBOR signed receipt: receipts waiting to reach their sender. Repository: receipts.ts. */
   receiptOut: 'y!',
+  /** z!<largest packet id>!<smallest packet id> → binary format 2 (receipt-batches.ts): the delivered records of the messages of one ack batch (those acked within 10 s of their send; others keep h!<id>!delivered). Repository: receipts.ts. */
+  receiptBatch: 'z!',
   /**
    * u!<a2a node id>!<task id> → JSON OpenA2aTask: a task an external A2A agent
    * opened for a message sent to it, until its final answer is in the

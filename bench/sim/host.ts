@@ -7,7 +7,7 @@
 // The host key and the pid file still live in a home directory of its own.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { memory } from '@libp2p/memory'
+import { latentMemory } from './latency.js'
 import { MemoryLevel } from 'memory-level'
 import { defaultConfig, type HostConfig } from '../../src/host/config.js'
 import { startHost, type RunningHost } from '../../src/host/components.js'
@@ -63,7 +63,7 @@ export class SimHost {
       config,
       logFile: this.opts.logs === true ? join(this.home, 'amesh.log') : '/dev/null',
       discovery: this.opts.discovery ?? {},
-      transports: [memory({ latency: this.opts.latency })],
+      transports: [latentMemory(this.opts.latency)],
       openLevel: async (path) => {
         mkdirSync(path, { recursive: true }) // the store guard measures the free space of its directory
         await db.open()

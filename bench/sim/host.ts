@@ -22,7 +22,7 @@ import type { RawDb } from '../../src/store/db.js'
  * seconds (at 30 hosts under load average 9-10: p50 0.4-13 s, p99 3.5-19 s),
  * so pings time out on both ends (the pinger's adaptive timeout, at least
  * 5 s; the answering ping service's 10 s, which resets the stream): the
- * monitor dropped 200-330 of the ~750 connections of an idle 30-host net in
+ * monitor dropped 285-302 of the ~800 connections of an idle 30-host net in
  * 30 s, and each re-dial re-ran Noise, identify and card exchange. A real
  * host has its own event loop, and a stopped simulated host closes its
  * connections itself; this is the one setting in which a simulated host

@@ -2,9 +2,10 @@
 // with every real service (discovery with the DHT records and validators,
 // card exchange, gossip, ACL with grants, delivery with packets and acks,
 // receipts), composed with two things swapped: libp2p's in-memory transport
-// (@libp2p/memory, optional latency per buffer) instead of TCP, and an
-// in-memory abstract-level store (memory-level) instead of LevelDB on disk.
-// The host key and the pid file still live in a home directory of its own.
+// (@libp2p/memory, optional latency per message: latency.ts) instead of TCP,
+// and an in-memory abstract-level store (memory-level) instead of LevelDB on
+// disk; and two libp2p timeouts set for a shared event loop (below). The
+// host key and the pid file still live in a home directory of its own.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { latentMemory } from './latency.js'
@@ -49,7 +50,7 @@ export interface SimHostOptions {
   index: number
   /** bootstrap addresses (with /p2p/) */
   peers: string[]
-  /** ms added to every buffer on this host's inbound links (0: none) */
+  /** ms each message takes on this host's links, per direction (0: none) */
   latency: number
   /** directory under which the host's home is made */
   root: string

@@ -61,6 +61,10 @@ export interface HostOptions {
   transports?: Libp2pOptions['transports']
   /** an abstract-level store instead of LevelDB on disk (the simulation's memory-level) */
   openLevel?: OpenLevel
+  /** libp2p's connection monitor settings instead of the host's (the simulation's ping timeout: its hosts share one event loop) */
+  connectionMonitor?: Libp2pOptions['connectionMonitor']
+  /** the DHT's routing-table ping timeouts instead of kad-dht's (the simulation's, for the same reason) */
+  dhtPings?: Libp2pOptions['dhtPings']
 }
 
 /** Every component of one running host; each service is handed only the ones it names. */
@@ -112,13 +116,13 @@ export interface RunningHost extends Components {
 }
 
 /** The libp2p peer (started), bootstrapped from config peers and the peers joined before. */
-async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook, log: Logger, transports?: Libp2pOptions['transports']): Promise<{ libp2p: Libp2p, bootstrapPeers: string[], policy: ReservationPolicy }> {
+async function openLibp2p (paths: HomePaths, config: HostConfig, peerBook: PeerBook, log: Logger, seams: Pick<Libp2pOptions, 'transports' | 'connectionMonitor' | 'dhtPings'>): Promise<{ libp2p: Libp2p, bootstrapPeers: string[], policy: ReservationPolicy }> {
   const privateKey = await loadOrCreateHostKey(paths.hostKey)
   const remembered = await peerBook.list()
   // configured relays are kept connected like bootstrap peers: the relay client reserves on connected relays
   const bootstrapPeers = [...new Set([...config.peers, ...config.relays, ...remembered])]
   const policy = new ReservationPolicy(config.relay.accept, log)
-  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns, relay: config.relay, reservationPolicy: policy, log, transports })
+  const libp2p = await buildLibp2p({ privateKey, listen: config.listen, peers: bootstrapPeers, mdns: config.mdns, relay: config.relay, reservationPolicy: policy, log, ...seams })
   return { libp2p, bootstrapPeers, policy }
 }
 
@@ -159,7 +163,7 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   })
   await lifecycle.start() // the store is open: from here a failure closes it
   try {
-    const { libp2p, bootstrapPeers, policy } = await openLibp2p(paths, config, stores.peerBook, log, opts.transports)
+    const { libp2p, bootstrapPeers, policy } = await openLibp2p(paths, config, stores.peerBook, log, { transports: opts.transports, connectionMonitor: opts.connectionMonitor, dhtPings: opts.dhtPings })
     lifecycle.add('libp2p', { stop: async () => { try { await libp2p.stop() } catch { /* stopping anyway */ } } })
     await lifecycle.start() // libp2p runs (createLibp2p started it): from here a failure stops it
     const host = compose({ ...opts, paths, log, lifecycle }, stores, libp2p)

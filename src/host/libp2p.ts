@@ -6,7 +6,7 @@ import { bootstrap } from '@libp2p/bootstrap'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { dcutr } from '@libp2p/dcutr'
 import { identify } from '@libp2p/identify'
-import { kadDHT, passthroughMapper, type Selectors, type Validators } from '@libp2p/kad-dht'
+import { kadDHT, passthroughMapper, type KadDHTInit, type Selectors, type Validators } from '@libp2p/kad-dht'
 import { mdns } from '@libp2p/mdns'
 import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
@@ -44,7 +44,14 @@ export interface Libp2pOptions {
   log?: Logger
   /** the transports (default: TCP); the simulation's in-memory transport (bench/sim) */
   transports?: CreateOptions['transports']
+  /** libp2p's connection monitor (default: a ping every CONNECTION_PING_INTERVAL, libp2p's timeouts); the simulation's are longer */
+  connectionMonitor?: CreateOptions['connectionMonitor']
+  /** how long the DHT waits for a new or old contact's ping before it leaves it out of its routing table (default: kad-dht's, at least 5 s); the simulation's are longer */
+  dhtPings?: DhtPings
 }
+
+/** kad-dht's routing-table ping timeouts. */
+export type DhtPings = Pick<KadDHTInit, 'pingNewContactTimeout' | 'pingOldContactTimeout'>
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
 
@@ -98,7 +105,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
     // keep-alive already probes each connection every 30 s without a stream;
     // the monitor stays on (it measures round trips and closes dead
     // connections), just less often.
-    connectionMonitor: { pingInterval: CONNECTION_PING_INTERVAL },
+    connectionMonitor: opts.connectionMonitor ?? { pingInterval: CONNECTION_PING_INTERVAL },
     services: {
       identify: identify(),
       ping: ping({ maxInboundStreams: 256, maxOutboundStreams: 256 }),
@@ -108,7 +115,8 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
         peerInfoMapper: passthroughMapper,
         validators: opts.validators ?? ameshValidators,
         selectors: opts.selectors ?? ameshSelectors,
-        allowQueryWithZeroPeers: true
+        allowQueryWithZeroPeers: true,
+        ...opts.dhtPings
       }),
       pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, runOnLimitedConnection: true }),
       autonat: autoNAT(),

@@ -17,13 +17,12 @@ import { SECOND } from '../util/time.js'
 import { isTransient, refusalCode } from './a2a-client.js'
 import type { A2aExchange } from './a2a-exchange.js'
 import type { Notices } from './notices.js'
+import { deadLetter, TtlSweep } from './dead-letters.js'
 import { a2aQueue, isA2aQueue, type QueueResult, type Transport, type TransportTarget } from './transport.js'
 
 /** first and longest wait before sending again to an agent that did not answer */
 const RETRY_FIRST = 500
 const RETRY_MAX = 30 * SECOND
-const SWEEP_INTERVAL = 1 * SECOND
-const SWEEP_BATCH = 1000
 
 /** An A2A agent target: the a2a node's id and name. */
 export interface A2aAgentTarget extends TransportTarget { readonly id: string, readonly name: string }
@@ -110,11 +109,19 @@ class AgentQueue {
 
 export class A2aTransport implements Transport<A2aAgentTarget> {
   private readonly queues = new Map<string, AgentQueue>()
-  private sweeper?: NodeJS.Timeout
-  private sweeping = false
+  private readonly sweeper: TtlSweep
   private started = false
 
-  constructor (private readonly c: A2aTransportComponents) {}
+  constructor (private readonly c: A2aTransportComponents) {
+    this.sweeper = new TtlSweep({
+      outbox: c.outbox,
+      skip: (e) => !isA2aQueue(e.dest) || this.queues.get(e.dest)?.inflight === e.key,
+      reason: (e) => `the A2A agent ${c.label(e.to)} did not accept it before its TTL ran out`,
+      deadLetter: async (items) => await this.deadLetter(items),
+      log: c.log,
+      name: 'a2a ttl sweep'
+    })
+  }
 
   async start (): Promise<void> {
     if (this.started) return
@@ -122,14 +129,13 @@ export class A2aTransport implements Transport<A2aAgentTarget> {
     await this.c.tasks.load()
     for (const dest of this.c.outbox.destinations()) if (isA2aQueue(dest)) this.queue(dest).wake()
     await this.c.exchange.resume()
-    this.sweeper = setInterval(() => { void this.sweep() }, SWEEP_INTERVAL)
-    this.sweeper.unref()
+    this.sweeper.start()
   }
 
   async stop (): Promise<void> {
     if (!this.started) return
     this.started = false
-    clearInterval(this.sweeper)
+    this.sweeper.stop()
     for (const q of this.queues.values()) q.stop()
     this.queues.clear()
     this.c.exchange.stop()
@@ -167,36 +173,6 @@ export class A2aTransport implements Transport<A2aAgentTarget> {
 
   /** Dead letters with the sender's ERROR notice, in one synced batch. */
   async deadLetter (items: Doomed[]): Promise<void> {
-    await this.c.outbox.kill(items, async (ops, killed) => {
-      const notices = killed.map(({ entry, code, reason }) => this.c.notices.item(entry.from, `message ${entry.packetId} to ${this.c.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
-      const results = await this.c.inbox.append(notices, { extra: ops })
-      results.forEach((r, k) => {
-        const { entry, code, reason } = killed[k]
-        this.c.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
-        if ('error' in r) this.c.log(`notice to ${entry.from} failed: ${r.error.message}`)
-      })
-      await this.c.dead?.(killed)
-    })
-  }
-
-  /** Expired entries of the agents' queues become dead letters (the one being sent waits for its answer). */
-  async sweep (now = Date.now()): Promise<number> {
-    if (this.sweeping) return 0
-    this.sweeping = true
-    let total = 0
-    try {
-      const skip = (e: OutboxEntry): boolean => !isA2aQueue(e.dest) || this.queues.get(e.dest)?.inflight === e.key
-      for (;;) {
-        const expired = await this.c.outbox.expired(now, SWEEP_BATCH, skip)
-        await this.deadLetter(expired.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: `the A2A agent ${this.c.label(entry.to)} did not accept it before its TTL ran out` })))
-        total += expired.length
-        if (expired.length < SWEEP_BATCH) return total
-      }
-    } catch (err) {
-      this.c.log(`a2a ttl sweep: ${errorMessage(err)}`)
-      return total
-    } finally {
-      this.sweeping = false
-    }
+    await deadLetter(this.c, items, undefined, async (killed) => { await this.c.dead?.(killed) })
   }
 }

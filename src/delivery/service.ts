@@ -4,15 +4,14 @@ import type { Packet } from '../packet/types.js'
 import type { Committer, WriteOp } from '../store/db.js'
 import type { InboxStore } from '../store/inbox.js'
 import type { Doomed, OutboxEntry, OutboxStore } from '../store/outbox.js'
-import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { SECOND } from '../util/time.js'
 import { PeerLink } from './link.js'
 import { PACKET_PROTOCOL } from './frame.js'
 import type { Notices } from './notices.js'
 import { PacketReceiver, type Denial } from './receiver.js'
 import { isA2aQueue, type PeerTarget, type QueueResult, type Transport } from './transport.js'
 import { ON_LIMITED } from '../util/streams.js'
+import { deadLetter, TtlSweep } from './dead-letters.js'
 
 export type { QueueResult } from './transport.js'
 
@@ -48,8 +47,6 @@ export interface Outcomes {
 }
 
 /** how often expired outbox entries are looked up (an index seek when there are none) */
-const SWEEP_INTERVAL = 1 * SECOND
-const SWEEP_BATCH = 1000
 
 /**
  * The libp2p transport: outbound delivery (one PeerLink per destination
@@ -58,7 +55,7 @@ const SWEEP_BATCH = 1000
  */
 export class DeliveryService implements Transport<PeerTarget> {
   private readonly links = new Map<string, PeerLink>()
-  private sweeper?: NodeJS.Timeout
+  private readonly sweeper: TtlSweep
   private readonly receiver: PacketReceiver
   private readonly deps: DeliveryComponents
   private started = false
@@ -66,6 +63,15 @@ export class DeliveryService implements Transport<PeerTarget> {
   constructor (components: DeliveryComponents) {
     this.deps = components
     const { admission } = components
+    this.sweeper = new TtlSweep({
+      outbox: components.outbox,
+      // entries in a frame on the wire wait for its ack or its failure (A2A agents' queues are swept by their transport)
+      skip: (e) => isA2aQueue(e.dest) || (this.links.get(e.dest)?.isInflight(e.key) ?? false),
+      reason: (e) => `not acknowledged by host ${e.dest} before its TTL ran out`,
+      deadLetter: async (items) => await this.deadLetter(items),
+      log: components.log,
+      name: 'ttl sweep'
+    })
     this.receiver = new PacketReceiver({
       inbox: components.inbox,
       admit: admission.admit.bind(admission),
@@ -82,14 +88,13 @@ export class DeliveryService implements Transport<PeerTarget> {
     this.deps.libp2p.addEventListener('peer:connect', (evt) => this.onPeer(evt.detail))
     // the outbox also holds the queues of A2A agents (a2a-transport.ts): those are not peers
     for (const dest of this.deps.outbox.destinations()) if (!isA2aQueue(dest)) this.link(dest).wake()
-    this.sweeper = setInterval(() => { void this.sweep() }, SWEEP_INTERVAL)
-    this.sweeper.unref()
+    this.sweeper.start()
   }
 
   async stop (): Promise<void> {
     if (!this.started) return
     this.started = false
-    clearInterval(this.sweeper)
+    this.sweeper.stop()
     for (const link of this.links.values()) link.stop()
     this.links.clear()
     await this.deps.libp2p.unhandle(PACKET_PROTOCOL).catch(() => {})
@@ -148,47 +153,8 @@ export class DeliveryService implements Transport<PeerTarget> {
     return await this.enqueue(packet, bytes, target.host, ttl)
   }
 
-  /**
-   * Dead letters: the outbox entries move to `x!` and each sender node gets an
-   * ERROR notice in its own inbox, in the same synced batch (a crash cannot
-   * leave one without the other).
-   */
   private async deadLetter (items: Doomed[]): Promise<void> {
-    if (items.length === 0) return
-    await this.deps.outbox.kill(items, async (ops, killed) => {
-      const notices = killed.map(({ entry, code, reason }) => this.deps.notices.item(entry.from, `message ${entry.packetId} to ${this.deps.label(entry.to)} was not delivered: ${code}: ${reason}`, entry.packetId))
-      const results = await this.deps.inbox.append(notices, { extra: this.deps.outcomes === undefined ? ops : [...ops, ...this.deps.outcomes.deadOps(killed)] })
-      results.forEach((r, k) => {
-        const { entry, code, reason } = killed[k]
-        this.deps.log(`dead letter ${entry.packetId} to ${entry.to}: ${code} ${reason}`)
-        if ('error' in r) this.deps.log(`notice to ${entry.from} failed: ${r.error.message}`)
-      })
-      this.deps.outcomes?.settled(killed.map((d) => d.entry))
-    })
+    const outcomes = this.deps.outcomes
+    await deadLetter(this.deps, items, outcomes === undefined ? undefined : (killed) => outcomes.deadOps(killed), (killed) => outcomes?.settled(killed.map((d) => d.entry)))
   }
-
-  /** Expired outbox entries become dead letters, and their senders are told. */
-  async sweep (now = Date.now()): Promise<number> {
-    if (this.sweeping) return 0
-    this.sweeping = true
-    let total = 0
-    try {
-      // entries in a frame on the wire wait for its ack or its failure
-      // (entries of A2A agents' queues are swept by their transport)
-      const busy = (e: OutboxEntry): boolean => isA2aQueue(e.dest) || (this.links.get(e.dest)?.isInflight(e.key) ?? false)
-      for (;;) {
-        const expired = await this.deps.outbox.expired(now, SWEEP_BATCH, busy)
-        await this.deadLetter(expired.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: `not acknowledged by host ${entry.dest} before its TTL ran out` })))
-        total += expired.length
-        if (expired.length < SWEEP_BATCH) return total
-      }
-    } catch (err) {
-      this.deps.log(`ttl sweep: ${errorMessage(err)}`)
-      return total
-    } finally {
-      this.sweeping = false
-    }
-  }
-
-  private sweeping = false
 }

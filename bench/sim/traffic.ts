@@ -52,9 +52,17 @@ export async function grantAll (hosts: SimHost[], pairs: Pair[], limit: number, 
   const distinct = [...new Map(pairs.map((p) => [`${p.from}>${p.to}`, p])).values()]
   await pool(distinct, limit, async (p) => {
     const target = hosts[p.to]
-    try {
-      await target.running.acl.grant({ as: target.name, to: hosts[p.from].name })
-    } catch (err) { bump(failures, err) }
+    // on a loaded machine the target's host may not have learnt the sender's name yet: ask again, as an operator would
+    const deadline = Date.now() + GRANT_WAIT
+    for (;;) {
+      try {
+        await target.running.acl.grant({ as: target.name, to: hosts[p.from].name })
+        return
+      } catch (err) {
+        if (!(err instanceof Error && err.name === 'UnknownNodeError' && Date.now() < deadline)) { bump(failures, err); return }
+        await sleep(250)
+      }
+    }
   })
   // the sender's host holds each grant once it travelled there
   const deadline = Date.now() + GRANT_WAIT

@@ -1,0 +1,36 @@
+// Latency trace along one packet's path, off unless AMESH_TRACE names a file
+// prefix: each mark is the monotonic clock (ns, CLOCK_MONOTONIC: the same
+// clock in every process of the machine), the process's CPU time so far
+// (user + system, µs) and a stage name, kept in memory and written to
+// `<prefix>.<pid>` when the process exits. Read by
+// bench/tools/t1-trace.ts, which lines the daemons' marks up with its own.
+import { writeFileSync } from 'node:fs'
+
+const prefix = process.env.AMESH_TRACE ?? ''
+
+/** whether marks are kept (read once at start) */
+export const TRACING = prefix !== ''
+
+/** marks kept at most (a long run keeps its first ones) */
+const MAX_MARKS = 2_000_000
+
+const times: bigint[] = []
+const stages: string[] = []
+const cpus: number[] = []
+
+/** Note that the path passed `stage` now (nothing unless tracing). */
+export function mark (stage: string): void {
+  if (!TRACING || stages.length >= MAX_MARKS) return
+  times.push(process.hrtime.bigint())
+  const cpu = process.cpuUsage()
+  cpus.push(cpu.user + cpu.system)
+  stages.push(stage)
+}
+
+function dump (): void {
+  let out = ''
+  for (let i = 0; i < stages.length; i++) out += `${times[i]} ${cpus[i]} ${stages[i]}\n`
+  writeFileSync(`${prefix}.${process.pid}`, out)
+}
+
+if (TRACING) process.on('exit', dump)

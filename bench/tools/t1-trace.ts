@@ -14,16 +14,18 @@ import { followInbox, sendMany, text } from '../lib/daemon.js'
 import { percentile } from '../lib/stats.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
 
-interface Marks { at: bigint[], cpu: number[], stage: string[] }
+/** marks in time order, and the process's garbage collections (start, duration µs) */
+interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number]> }
 
 const now = (): bigint => process.hrtime.bigint()
 
 async function readMarks (file: string): Promise<Marks> {
-  const out: Marks = { at: [], cpu: [], stage: [] }
+  const out: Marks = { at: [], cpu: [], stage: [], gc: [] }
   const body = await readFile(file, 'utf8').catch(() => '')
   for (const line of body.split('\n')) {
-    const [at, cpu, stage] = line.split(' ')
+    const [at, cpu, stage, extra] = line.split(' ')
     if (stage === undefined) continue
+    if (stage === 'gc') { out.gc.push([BigInt(at), Number(extra)]); continue }
     out.at.push(BigInt(at))
     out.cpu.push(Number(cpu))
     out.stage.push(stage)
@@ -128,13 +130,13 @@ async function once (n: number, root: string | undefined): Promise<void> {
   const a = await readMarks(`${prefix}.${pair.a.pid}`)
   const b = await readMarks(`${prefix}.${pair.b.pid}`)
   await rm(tmp, { recursive: true, force: true })
-  const client: Marks = { at: [], cpu: [], stage: [] }
+  const client: Marks = { at: [], cpu: [], stage: [], gc: [] }
   for (let i = 0; i < starts.length; i++) {
     client.at.push(accepts[i], events[i])
     client.stage.push('reply', 'event')
   }
   const order = client.at.map((_, k) => k).sort((x, y) => (client.at[x] < client.at[y] ? -1 : 1))
-  const sorted: Marks = { at: order.map((k) => client.at[k]), cpu: order.map(() => NaN), stage: order.map((k) => client.stage[k]) }
+  const sorted: Marks = { at: order.map((k) => client.at[k]), cpu: order.map(() => NaN), stage: order.map((k) => client.stage[k]), gc: [] }
   const table = offsets(starts, new Map([['A', a], ['B', b], ['C', sorted]]))
   const p = (xs: number[], q: number): string => xs.length === 0 ? '-' : percentile(xs, q).toFixed(0)
   process.stdout.write(`${root ?? 'this checkout'}: ${n} samples, 1-min load ${(await readFile('/proc/loadavg', 'utf8')).split(' ')[0]}\n`)
@@ -155,6 +157,57 @@ async function once (n: number, root: string | undefined): Promise<void> {
     })
     const mean = cpu.length === 0 ? '-' : (cpu.reduce((s, x) => s + x, 0) / cpu.length).toFixed(0)
     process.stdout.write(`  ${name.padEnd(18)} ${p(found, 50).padStart(7)} ${p(found, 90).padStart(7)}   ${(after ?? 'send call').padEnd(17)} ${p(steps, 50).padStart(6)} ${p(steps, 90).padStart(6)} ${p(cpu, 50).padStart(8)} ${mean.padStart(6)}  (${found.length})\n`)
+  }
+  tail(table)
+  gcShare(table, starts, [['A', a], ['B', b]])
+}
+
+/**
+ * The slow tail: for the samples at or past the p99 of the whole path (send
+ * call -> follow event), the mean of each step, beside the mean over all
+ * samples: which step the tail is made of.
+ */
+function tail (table: Map<string, Found>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const slow = total.map((x, i) => (x !== undefined && x >= cut ? i : -1)).filter((i) => i >= 0)
+  process.stdout.write(`  tail: ${slow.length} samples at or past p99 ${cut.toFixed(0)} µs; mean step µs over them (over all), wall and the process's cpu:\n`)
+  for (const [name, after] of PATH) {
+    if (after === undefined) continue
+    const f = table.get(name) as Found
+    const base = table.get(after) as Found
+    const step = (i: number): number | undefined => { const x = f.us[i]; const y = base.us[i]; return x === undefined || y === undefined ? undefined : x - y }
+    const cpu = (i: number): number | undefined => { const x = f.cpu[i]; const y = base.cpu[i]; return x === undefined || y === undefined || name[0] !== after[0] || name[0] === 'C' ? undefined : x - y }
+    const mean = (idx: number[], g: (i: number) => number | undefined): string => {
+      const xs = idx.map(g).filter((x): x is number => x !== undefined)
+      return xs.length === 0 ? '-' : (xs.reduce((s, x) => s + x, 0) / xs.length).toFixed(0)
+    }
+    const all = total.map((_, i) => i)
+    process.stdout.write(`    ${name.padEnd(18)} wall ${mean(slow, step).padStart(6)} (${mean(all, step).padStart(5)})  cpu ${mean(slow, cpu).padStart(6)} (${mean(all, cpu).padStart(5)})\n`)
+  }
+}
+
+/** How much of the samples' time the daemons spent in GC: all samples, and the tail past p99. */
+function gcShare (table: Map<string, Found>, starts: bigint[], sides: Array<[string, Marks]>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  for (const [who, m] of sides) {
+    const inGc = total.map((x, i) => {
+      if (x === undefined) return undefined
+      const end = starts[i] + BigInt(Math.round(x * 1000))
+      let us = 0
+      for (const [at, dur] of m.gc) if (at < end && at + BigInt(dur * 1000) > starts[i]) us += dur
+      return us
+    })
+    const sum = (idx: number[]): number => idx.reduce((s, i) => s + (inGc[i] ?? 0), 0)
+    const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+    const slow = all.filter((i) => (total[i] as number) >= cut)
+    const hit = slow.filter((i) => (inGc[i] ?? 0) > 0).length
+    process.stdout.write(`  gc ${who}: ${m.gc.length} collections; in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
   }
 }
 

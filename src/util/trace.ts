@@ -5,6 +5,7 @@
 // `<prefix>.<pid>` when the process exits. Read by
 // bench/tools/t1-trace.ts, which lines the daemons' marks up with its own.
 import { writeFileSync } from 'node:fs'
+import { PerformanceObserver, performance } from 'node:perf_hooks'
 
 const prefix = process.env.AMESH_TRACE ?? ''
 
@@ -27,10 +28,25 @@ export function mark (stage: string): void {
   stages.push(stage)
 }
 
+/** Garbage collections as marks `gc <duration µs>` at their start (from perf_hooks, on the same clock). */
+function watchGc (): void {
+  const hr0 = process.hrtime.bigint()
+  const p0 = performance.now()
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (stages.length >= MAX_MARKS) return
+      times.push(hr0 + BigInt(Math.round((e.startTime - p0) * 1e6)))
+      cpus.push(-1)
+      stages.push(`gc ${Math.round(e.duration * 1000)}`)
+    }
+  })
+  obs.observe({ entryTypes: ['gc'] })
+}
+
 function dump (): void {
   let out = ''
   for (let i = 0; i < stages.length; i++) out += `${times[i]} ${cpus[i]} ${stages[i]}\n`
   writeFileSync(`${prefix}.${process.pid}`, out)
 }
 
-if (TRACING) process.on('exit', dump)
+if (TRACING) { process.on('exit', dump); watchGc() }

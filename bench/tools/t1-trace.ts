@@ -14,8 +14,8 @@ import { followInbox, sendMany, text } from '../lib/daemon.js'
 import { percentile } from '../lib/stats.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
 
-/** marks in time order, and the process's garbage collections (start, duration µs) */
-interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number]> }
+/** marks in time order, and the process's garbage collections (start, duration µs, kind) */
+interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number, string]> }
 
 const now = (): bigint => process.hrtime.bigint()
 
@@ -23,9 +23,9 @@ async function readMarks (file: string): Promise<Marks> {
   const out: Marks = { at: [], cpu: [], stage: [], gc: [] }
   const body = await readFile(file, 'utf8').catch(() => '')
   for (const line of body.split('\n')) {
-    const [at, cpu, stage, extra] = line.split(' ')
+    const [at, cpu, stage, extra, kind] = line.split(' ')
     if (stage === undefined) continue
-    if (stage === 'gc') { out.gc.push([BigInt(at), Number(extra)]); continue }
+    if (stage === 'gc') { out.gc.push([BigInt(at), Number(extra), kind ?? '?']); continue }
     out.at.push(BigInt(at))
     out.cpu.push(Number(cpu))
     out.stage.push(stage)
@@ -207,7 +207,10 @@ function gcShare (table: Map<string, Found>, starts: bigint[], sides: Array<[str
     const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
     const slow = all.filter((i) => (total[i] as number) >= cut)
     const hit = slow.filter((i) => (inGc[i] ?? 0) > 0).length
-    process.stdout.write(`  gc ${who}: ${m.gc.length} collections; in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
+    const kinds = new Map<string, { n: number, us: number, max: number }>()
+    for (const [, dur, kind] of m.gc) { const k = kinds.get(kind) ?? { n: 0, us: 0, max: 0 }; k.n++; k.us += dur; k.max = Math.max(k.max, dur); kinds.set(kind, k) }
+    const byKind = [...kinds].map(([k, v]) => `${k} ${v.n} (mean ${(v.us / v.n).toFixed(0)}, max ${v.max} µs)`).join(', ')
+    process.stdout.write(`  gc ${who}: ${m.gc.length} collections (${byKind}); in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
   }
 }
 

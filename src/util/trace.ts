@@ -5,7 +5,7 @@
 // `<prefix>.<pid>` when the process exits. Read by
 // bench/tools/t1-trace.ts, which lines the daemons' marks up with its own.
 import { writeFileSync } from 'node:fs'
-import { PerformanceObserver, performance } from 'node:perf_hooks'
+import { PerformanceObserver, constants, performance } from 'node:perf_hooks'
 
 const prefix = process.env.AMESH_TRACE ?? ''
 
@@ -28,7 +28,15 @@ export function mark (stage: string): void {
   stages.push(stage)
 }
 
-/** Garbage collections as marks `gc <duration µs>` at their start (from perf_hooks, on the same clock). */
+/** perf_hooks' GC kinds by name */
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb'
+}
+
+/** Garbage collections as marks `gc <duration µs> <kind>` at their start (from perf_hooks, on the same clock). */
 function watchGc (): void {
   const hr0 = process.hrtime.bigint()
   const p0 = performance.now()
@@ -37,7 +45,8 @@ function watchGc (): void {
       if (stages.length >= MAX_MARKS) return
       times.push(hr0 + BigInt(Math.round((e.startTime - p0) * 1e6)))
       cpus.push(-1)
-      stages.push(`gc ${Math.round(e.duration * 1000)}`)
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind ?? 0
+      stages.push(`gc ${Math.round(e.duration * 1000)} ${GC_KINDS[kind] ?? String(kind)}`)
     }
   })
   obs.observe({ entryTypes: ['gc'] })

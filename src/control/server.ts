@@ -9,6 +9,7 @@ import { METHODS, type CallName, type MethodName, type ParsedParams, type Result
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
 import { LineSplitter, type Reply, type Request } from './protocol.js'
 import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
+import { TRACING, mark } from '../util/trace.js'
 
 
 /** A stream handler gets an emit function and an abort signal (the client went away). */
@@ -151,6 +152,7 @@ export class ControlServer {
     try {
       const req = parseRequest(line)
       id = req.id
+      if (TRACING) mark(`ctl.in.${req.method}`)
       // own entries only: `constructor`, `__proto__`, `toString`, … are no methods
       const m = Object.hasOwn(this.methods, req.method) ? this.methods[req.method] : undefined
       if (m === undefined) throw new UnknownMethodError(`unknown method: ${req.method}`)
@@ -162,6 +164,7 @@ export class ControlServer {
         if (result instanceof PagedArray) await writePaged(conn, id, result)
         else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
         else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
+        if (TRACING) mark(`ctl.out.${req.method}`)
       }
     } catch (err) {
       if (conn.socket.destroyed) return

@@ -8,6 +8,7 @@ import { InboxFullError, MalformedFrameError, errorCode, errorMessage } from '..
 import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
 import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, type AckResult } from './frame.js'
+import { mark } from '../util/trace.js'
 
 export interface Denial { code: string, reason: string, retry?: boolean }
 
@@ -68,15 +69,18 @@ export class PacketReceiver {
     const storeLatched = new Set<string>()
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
+        mark('rx.frame')
         const frame = decodeFrame(chunk.subarray())
         if (frame.t !== 'p') throw new MalformedFrameError(`malformed frame: a receiver takes packet frames, not type '${frame.t}'`)
         const slots = await this.admitAll(frame.p, remote, latch)
+        mark('rx.admitted')
         const done = this.commit(slots, latch, storeLatched)
         pending++
         acks = acks.then(async () => {
           const results = await done
           pending--
           out.push(encodeAckFrame(frame.b, results))
+          mark('rx.ack')
         }).catch((err: unknown) => { failed ??= err })
         // a sender that ignores its window cannot make this host buffer without bound
         if (pending >= RECEIVER_PENDING_FRAMES) await acks

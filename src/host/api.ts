@@ -18,6 +18,7 @@ import { sendBatchMethods } from './api-send.js'
 import { nodeMethods } from './api-nodes.js'
 import { peerMethods } from './api-peers.js'
 import { a2aMethods, a2aOff, type A2aFaceState } from './api-a2a.js'
+import { mark } from '../util/trace.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
 const FOLLOW_FIRST_PAGE = 256
@@ -58,6 +59,7 @@ async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: st
     const frame = encodeFollowPage(entries, label)
     await before
     const drained = sink.emitBinary(frame)
+    mark('follow.emit')
     drained.catch(() => {}) // awaited before the next page or at the end
     return { drained }
   }
@@ -65,11 +67,13 @@ async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: st
     const lines = sink.frame(entries.length, entriesJsonEncoder(entries, label), renderedJsonSize(entries))
     await before
     const drained = sink.emitFramed(lines)
+    mark('follow.emit')
     drained.catch(() => {}) // awaited before the next page or at the end
     return { drained }
   }
   await before
   const events = entries.map((e) => renderEntry(e, label))
+  mark('follow.emit')
   if (sink.emitMany !== undefined) await sink.emitMany(events)
   else for (const ev of events) await sink.emit(ev)
   return { drained: Promise.resolve() }

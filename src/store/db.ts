@@ -1,6 +1,7 @@
 import { Level } from 'level'
 import { StoreLockedError } from '../util/errors.js'
 import type { StoreGuard } from './store-guard.js'
+import { mark } from '../util/trace.js'
 
 export type Durability = 'always' | 'batch' | 'none'
 export const DURABILITY_MODES: readonly Durability[] = ['always', 'batch', 'none']
@@ -62,6 +63,7 @@ export class Committer {
 
   private schedule (): void {
     if (this.writing || this.scheduled) return
+    mark('commit.queued')
     this.scheduled = true
     setImmediate(() => { this.scheduled = false; void this.flush() })
   }
@@ -88,8 +90,10 @@ export class Committer {
     try {
       if (ops.length > 0) {
         const epoch = this.admit(ops)
+        mark('commit.start')
         await this.db.batch(ops, { sync }).catch((err) => { throw this.guard?.fault(err) ?? err })
         this.confirm(epoch)
+        mark('commit.done')
         this.stats.batches++
         this.stats.ops += ops.length
         if (sync) this.stats.synced++

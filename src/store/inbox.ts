@@ -6,6 +6,7 @@ import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { InboxTails } from './inbox-tails.js'
 import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, encodeInboxValue, seqFromKey, seqKey } from './inbox-values.js'
+import { mark } from '../util/trace.js'
 
 export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
 
@@ -174,6 +175,7 @@ export class InboxStore extends EventEmitter {
     } finally {
       finish(durable)
     }
+    mark('inbox.durable')
     for (const [nodeId, seq] of touched) this.emit('append', nodeId, seq)
     return results
   }

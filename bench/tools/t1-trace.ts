@@ -1,0 +1,223 @@
+// Where one T1 packet's time goes: the daemons run with AMESH_TRACE
+// (src/util/trace.ts: marks on the monotonic clock at each stage of the
+// path), this client marks the send call, its reply and the follow event on
+// the same clock; per sample every stage's first mark after the send call is
+// taken, and the medians (p50, p90) of each stage's offset from the send
+// call and of the step from the stage before are printed in path order.
+//   node --import ./dist/src/polyfill.js dist/bench/tools/t1-trace.js [SAMPLES [ROOT...]]
+// With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { toolContext } from '../lib/tool-context.js'
+import { followInbox, sendMany, text } from '../lib/daemon.js'
+import { percentile } from '../lib/stats.js'
+import { RX, TX, startPair } from '../amesh/pair.js'
+
+/** marks in time order, and the process's garbage collections (start, duration µs, kind) */
+interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number, string]> }
+
+const now = (): bigint => process.hrtime.bigint()
+
+async function readMarks (file: string): Promise<Marks> {
+  const out: Marks = { at: [], cpu: [], stage: [], gc: [] }
+  const body = await readFile(file, 'utf8').catch(() => '')
+  for (const line of body.split('\n')) {
+    const [at, cpu, stage, extra, kind] = line.split(' ')
+    if (stage === undefined) continue
+    if (stage === 'gc') { out.gc.push([BigInt(at), Number(extra), kind ?? '?']); continue }
+    out.at.push(BigInt(at))
+    out.cpu.push(Number(cpu))
+    out.stage.push(stage)
+  }
+  return out
+}
+
+/**
+ * The path in order: each stage is looked for after the one it follows (its
+ * `after`), in the marks of its process, within the sample (before the next
+ * send call). The ack and the outbox removal of one sample may come after the
+ * next send call; they are looked for up to the sample after.
+ */
+const PATH: Array<[string, string | undefined]> = [
+  ['A:ctl.in.send', undefined],
+  ['A:commit.queued', 'A:ctl.in.send'],
+  ['A:commit.start', 'A:commit.queued'],
+  ['A:commit.done', 'A:commit.start'],
+  ['A:outbox.durable', 'A:commit.done'],
+  ['A:link.frame', 'A:commit.queued'],
+  ['A:ctl.out.send', 'A:outbox.durable'],
+  ['C:reply', 'A:ctl.out.send'],
+  ['B:rx.frame', 'A:link.frame'],
+  ['B:rx.admitted', 'B:rx.frame'],
+  ['B:commit.queued', 'B:rx.admitted'],
+  ['B:commit.start', 'B:commit.queued'],
+  ['B:commit.done', 'B:commit.start'],
+  ['B:inbox.durable', 'B:commit.done'],
+  ['B:follow.emit', 'B:inbox.durable'],
+  ['C:event', 'B:follow.emit'],
+  ['B:rx.ack', 'B:inbox.durable'],
+  ['A:link.ack', 'B:rx.ack']
+]
+
+/** The index of the first mark of `stage` in `m` at or after `from` and before `until` (marks are in time order). */
+function firstAfter (m: Marks, stage: string, from: bigint, until: bigint): number | undefined {
+  let lo = 0
+  let hi = m.at.length
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (m.at[mid] < from) lo = mid + 1; else hi = mid }
+  for (let j = lo; j < m.at.length && m.at[j] < until; j++) if (m.stage[j] === stage) return j
+  return undefined
+}
+
+interface Found { us: Array<number | undefined>, cpu: Array<number | undefined> }
+
+/** Per stage of PATH, its offset (µs) from each sample's send call and the process CPU (µs) at it (undefined where not found). */
+function offsets (starts: bigint[], sources: Map<string, Marks>): Map<string, Found> {
+  const out = new Map<string, Found>(PATH.map(([name]) => [name, { us: [], cpu: [] }]))
+  for (let i = 0; i < starts.length; i++) {
+    const at = new Map<string, bigint>()
+    const until = starts[i + 2] ?? starts[i] + 1_000_000_000n
+    for (const [name, after] of PATH) {
+      const [who, stage] = [name.slice(0, 1), name.slice(2)]
+      const from = after === undefined ? starts[i] : at.get(after)
+      const m = sources.get(who)
+      const j = from === undefined || m === undefined ? undefined : firstAfter(m, stage, from, until)
+      const f = out.get(name) as Found
+      if (j === undefined || m === undefined) continue
+      at.set(name, m.at[j])
+      f.us[i] = Number(m.at[j] - starts[i]) / 1000
+      f.cpu[i] = m.cpu[j]
+    }
+  }
+  return out
+}
+
+async function once (n: number, root: string | undefined): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), 'amesh-t1-trace-'))
+  const prefix = join(tmp, 'trace')
+  process.env.AMESH_TRACE = prefix
+  const ctx = toolContext(tmp)
+  const pair = await startPair(root === undefined ? ctx : { ...ctx, root }, 't1tr')
+  delete process.env.AMESH_TRACE
+  const starts: bigint[] = []
+  const accepts: bigint[] = []
+  const events: bigint[] = []
+  try {
+    await sendMany(pair.a.control, TX, RX, 20, 512, 1)
+    const arrived = new Map<string, bigint>()
+    let waiter: { id: string, resolve: (at: bigint) => void } | undefined
+    const follow = await followInbox(pair.b, RX, await pair.b.inboxLast(RX), (e) => {
+      const at = now()
+      if (waiter !== undefined && waiter.id === e.id) { waiter.resolve(at); waiter = undefined } else arrived.set(e.id, at)
+    })
+    try {
+      for (let i = 0; i < n; i++) {
+        const t0 = now()
+        const r = await pair.a.control.call('send', { as: TX, to: RX, text: text(512, i) })
+        const ta = now()
+        const te = arrived.get(r.id) ?? await new Promise<bigint>((resolve) => { waiter = { id: r.id, resolve } })
+        arrived.delete(r.id)
+        starts.push(t0)
+        accepts.push(ta)
+        events.push(te)
+      }
+    } finally {
+      follow.close()
+    }
+  } finally {
+    await pair.stop()
+  }
+  const a = await readMarks(`${prefix}.${pair.a.pid}`)
+  const b = await readMarks(`${prefix}.${pair.b.pid}`)
+  await rm(tmp, { recursive: true, force: true })
+  const client: Marks = { at: [], cpu: [], stage: [], gc: [] }
+  for (let i = 0; i < starts.length; i++) {
+    client.at.push(accepts[i], events[i])
+    client.stage.push('reply', 'event')
+  }
+  const order = client.at.map((_, k) => k).sort((x, y) => (client.at[x] < client.at[y] ? -1 : 1))
+  const sorted: Marks = { at: order.map((k) => client.at[k]), cpu: order.map(() => NaN), stage: order.map((k) => client.stage[k]), gc: [] }
+  const table = offsets(starts, new Map([['A', a], ['B', b], ['C', sorted]]))
+  const p = (xs: number[], q: number): string => xs.length === 0 ? '-' : percentile(xs, q).toFixed(0)
+  process.stdout.write(`${root ?? 'this checkout'}: ${n} samples, 1-min load ${(await readFile('/proc/loadavg', 'utf8')).split(' ')[0]}\n`)
+  process.stdout.write(`  ${'stage'.padEnd(18)} ${'at p50'.padStart(7)} ${'p90'.padStart(7)}   ${'step from'.padEnd(17)} ${'p50'.padStart(6)} ${'p90'.padStart(6)} ${'cpu p50'.padStart(8)} ${'mean'.padStart(6)}  (µs; cpu: the process's CPU over the step, same-process steps)\n`)
+  for (const [name, after] of PATH) {
+    const f = table.get(name) as Found
+    const found = f.us.filter((x): x is number => x !== undefined)
+    const base = after === undefined ? undefined : table.get(after)
+    const steps: number[] = []
+    const cpu: number[] = []
+    const same = after !== undefined && after[0] === name[0] && name[0] !== 'C'
+    f.us.forEach((x, i) => {
+      const y = base === undefined ? 0 : base.us[i]
+      if (x !== undefined && y !== undefined) steps.push(x - y)
+      const c0 = base?.cpu[i]
+      const c1 = f.cpu[i]
+      if (same && c0 !== undefined && c1 !== undefined) cpu.push(c1 - c0)
+    })
+    const mean = cpu.length === 0 ? '-' : (cpu.reduce((s, x) => s + x, 0) / cpu.length).toFixed(0)
+    process.stdout.write(`  ${name.padEnd(18)} ${p(found, 50).padStart(7)} ${p(found, 90).padStart(7)}   ${(after ?? 'send call').padEnd(17)} ${p(steps, 50).padStart(6)} ${p(steps, 90).padStart(6)} ${p(cpu, 50).padStart(8)} ${mean.padStart(6)}  (${found.length})\n`)
+  }
+  tail(table)
+  gcShare(table, starts, [['A', a], ['B', b]])
+}
+
+/**
+ * The slow tail: for the samples at or past the p99 of the whole path (send
+ * call -> follow event), the mean of each step, beside the mean over all
+ * samples: which step the tail is made of.
+ */
+function tail (table: Map<string, Found>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const slow = total.map((x, i) => (x !== undefined && x >= cut ? i : -1)).filter((i) => i >= 0)
+  process.stdout.write(`  tail: ${slow.length} samples at or past p99 ${cut.toFixed(0)} µs; mean step µs over them (over all), wall and the process's cpu:\n`)
+  for (const [name, after] of PATH) {
+    if (after === undefined) continue
+    const f = table.get(name) as Found
+    const base = table.get(after) as Found
+    const step = (i: number): number | undefined => { const x = f.us[i]; const y = base.us[i]; return x === undefined || y === undefined ? undefined : x - y }
+    const cpu = (i: number): number | undefined => { const x = f.cpu[i]; const y = base.cpu[i]; return x === undefined || y === undefined || name[0] !== after[0] || name[0] === 'C' ? undefined : x - y }
+    const mean = (idx: number[], g: (i: number) => number | undefined): string => {
+      const xs = idx.map(g).filter((x): x is number => x !== undefined)
+      return xs.length === 0 ? '-' : (xs.reduce((s, x) => s + x, 0) / xs.length).toFixed(0)
+    }
+    const all = total.map((_, i) => i)
+    process.stdout.write(`    ${name.padEnd(18)} wall ${mean(slow, step).padStart(6)} (${mean(all, step).padStart(5)})  cpu ${mean(slow, cpu).padStart(6)} (${mean(all, cpu).padStart(5)})\n`)
+  }
+}
+
+/** How much of the samples' time the daemons spent in GC: all samples, and the tail past p99. */
+function gcShare (table: Map<string, Found>, starts: bigint[], sides: Array<[string, Marks]>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  for (const [who, m] of sides) {
+    const inGc = total.map((x, i) => {
+      if (x === undefined) return undefined
+      const end = starts[i] + BigInt(Math.round(x * 1000))
+      let us = 0
+      for (const [at, dur] of m.gc) if (at < end && at + BigInt(dur * 1000) > starts[i]) us += dur
+      return us
+    })
+    const sum = (idx: number[]): number => idx.reduce((s, i) => s + (inGc[i] ?? 0), 0)
+    const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+    const slow = all.filter((i) => (total[i] as number) >= cut)
+    const hit = slow.filter((i) => (inGc[i] ?? 0) > 0).length
+    const kinds = new Map<string, { n: number, us: number, max: number }>()
+    for (const [, dur, kind] of m.gc) { const k = kinds.get(kind) ?? { n: 0, us: 0, max: 0 }; k.n++; k.us += dur; k.max = Math.max(k.max, dur); kinds.set(kind, k) }
+    const byKind = [...kinds].map(([k, v]) => `${k} ${v.n} (mean ${(v.us / v.n).toFixed(0)}, max ${v.max} µs)`).join(', ')
+    process.stdout.write(`  gc ${who}: ${m.gc.length} collections (${byKind}); in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
+  }
+}
+
+async function main (): Promise<void> {
+  const n = Number(process.argv[2] ?? 300)
+  const roots = process.argv.length > 3 ? process.argv.slice(3) : [undefined]
+  for (const root of roots) await once(n, root)
+}
+
+await main()

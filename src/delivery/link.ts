@@ -5,8 +5,8 @@ import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
-import { LinkBudget, dialFreshCircuit, endCircuit, peerAnswers } from './link-budget.js'
-import { LinkQueue } from './link-queue.js'
+import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
+import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
 import { openStreamOn } from '../util/streams.js'
 import { mark } from '../util/trace.js'
@@ -52,8 +52,17 @@ export class PeerLink {
   private pumping = false
   private wakeAgain = false
   private pumpScheduled = false
-  /** entries handed over in memory, not yet sent (link-queue.ts) */
-  private readonly queue = new LinkQueue()
+  /**
+   * Committed entries handed over in memory (key order), not yet sent. The
+   * store stays the source of truth: after (re)open the link reads the store
+   * (`fromStore`) until it has caught up, and whenever this buffer would
+   * exceed its bound it is dropped and the store is read again.
+   */
+  private pending: OutboxEntry[] = []
+  private pendingBytes = 0
+  private fromStore = true
+  /** bumped whenever `pending` lost entries; a store read only hands over to memory if none were lost meanwhile */
+  private dropped = 0
   private generation = 0
   /** consecutive ack timeouts during which the peer still answered pings */
   private stalls = 0
@@ -77,27 +86,32 @@ export class PeerLink {
    */
   offer (entries: OutboxEntry[]): void {
     if (this.state !== 'open') { this.wake(); return }
-    for (const e of entries) this.queue.hold(e, this.lastSentKey)
+    for (const e of entries) this.hold(e)
     this.schedulePump()
   }
 
-  /**
-   * An entry just staged, its commit in flight: sent without waiting for it
-   * when the link can (LinkQueue.early); `durable` must follow with the
-   * returned token once the commit settled.
-   */
-  offerEarly (e: OutboxEntry): number | undefined {
-    const token = this.queue.early(e, this.state === 'open', this.lastSentKey)
-    if (token !== undefined) this.schedulePump()
-    return token
+  private hold (e: OutboxEntry): void {
+    if (this.lastSentKey !== undefined && e.key <= this.lastSentKey) return
+    const last = this.pending[this.pending.length - 1]
+    if (last !== undefined && last.key > e.key) {
+      // handed over out of commit order: fall back to the store, which has both
+      this.dropPending()
+      return
+    }
+    if (this.pending.length >= PENDING_ENTRIES || this.pendingBytes + e.packet.byteLength > PENDING_BYTES) {
+      this.dropPending()
+      return
+    }
+    this.pending.push(e)
+    this.pendingBytes += e.packet.byteLength
   }
 
-  /** The commit of an entry offered early settled (`ok`: durable). */
-  durable (e: OutboxEntry, token: number | undefined, ok: boolean): void {
-    if (this.queue.settled(token, ok)) this.offer([e])
+  private dropPending (): void {
+    this.pending = []
+    this.pendingBytes = 0
+    this.fromStore = true
+    this.dropped++
   }
-
-  private dropPending (): void { this.queue.drop() }
 
   private schedulePump (): void {
     if (this.pumpScheduled) return
@@ -150,8 +164,10 @@ export class PeerLink {
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
         const frame = decodeFrame(chunk.subarray())
-        if (frame.t === 'a') mark('link.ack')
-        if (frame.t === 'a') await this.onAck(frame.b, frame.r, gen)
+        if (frame.t === 'a') {
+          mark('link.ack')
+          await this.onAck(frame.b, frame.r, gen)
+        }
         else if (frame.t === 'e') throw new Error(`remote error ${frame.c}: ${frame.m}`)
       }
       throw new Error('stream closed by remote')
@@ -212,12 +228,40 @@ export class PeerLink {
   }
 
   private async nextEntries (): Promise<OutboxEntry[]> {
-    const q = this.queue
-    if (!q.fromStore) return q.take(this.frameBytes())
-    const dropped = q.dropped
+    if (!this.fromStore) return this.takePending()
+    const dropped = this.dropped
     const { entries, complete } = await this.deps.outbox.listFrame(this.peerId.toString(), this.lastSentKey, FRAME_PACKETS, this.frameBytes())
-    if (complete && dropped === q.dropped && q.adopt(entries, this.lastSentKey)) return q.take(this.frameBytes())
+    if (complete && dropped === this.dropped && this.adopt(entries)) return this.takePending()
     return entries
+  }
+
+  /**
+   * The store read returned everything committed up to its snapshot; entries
+   * committed later were handed over since (nothing was dropped meanwhile).
+   * Continue from memory with both, unless that would exceed the bound.
+   */
+  private adopt (listed: OutboxEntry[]): boolean {
+    const tail = listed.length > 0 ? listed[listed.length - 1].key : this.lastSentKey
+    const later = tail === undefined ? this.pending : this.pending.filter((e) => e.key > tail)
+    const merged = listed.length === 0 ? later : [...listed, ...later]
+    const bytes = merged.reduce((n, e) => n + e.packet.byteLength, 0)
+    if (merged.length > PENDING_ENTRIES || bytes > PENDING_BYTES) return false
+    this.pending = merged
+    this.pendingBytes = bytes
+    this.fromStore = false
+    return true
+  }
+
+  /** The next frame from memory; entries already past their expiry are left to the TTL sweep. */
+  private takePending (): OutboxEntry[] {
+    const now = Date.now()
+    let skip = 0
+    while (skip < this.pending.length && this.pending[skip].exp <= now) skip++
+    const out = frameOf(skip === 0 ? this.pending : this.pending.slice(skip), this.frameBytes())
+    const used = skip + out.length
+    for (let k = 0; k < used; k++) this.pendingBytes -= this.pending[k].packet.byteLength
+    this.pending = this.pending.slice(used)
+    return out
   }
 
   private frameBytes (): number { return this.budget?.frameBytes ?? FRAME_BYTES }

@@ -35,8 +35,6 @@ export interface DeliveryComponents {
   log: Logger
   /** delivery outcomes of sent messages, for the sender's receipts: their records ride the batches that settle the entries */
   outcomes?: Outcomes
-  /** links may send an entry while its commit is in flight (default true; false: only once durable, the reference path) */
-  early?: boolean
 }
 
 /** The sender's receipt records of settled outbox entries (receipt-service.ts). */
@@ -116,14 +114,13 @@ export class DeliveryService implements Transport<PeerTarget> {
         outbox: this.deps.outbox,
         log: this.deps.log,
         events: {
-          delivered: async (acked) => {
-            const entries = await this.stored(acked, (e) => e)
+          delivered: async (entries) => {
             const outcomes = this.deps.outcomes
             let live: OutboxEntry[] = []
             await this.deps.outbox.remove(entries, outcomes === undefined ? {} : { extra: (l) => { live = l; return outcomes.deliveredOps(l) } })
             if (live.length > 0) outcomes?.settled(live)
           },
-          rejected: async (items) => await this.deadLetter(await this.stored(items, (d) => d.entry))
+          rejected: async (items) => await this.deadLetter(items)
         }
       })
       this.links.set(dest, link)
@@ -137,57 +134,20 @@ export class DeliveryService implements Transport<PeerTarget> {
     return out
   }
 
-  /**
-   * Queue an encoded packet for a remote host; resolves once it is durable.
-   * The link may send it while its commit is in flight (`early`, the
-   * default): the receiver's inbox sync then runs beside this host's outbox
-   * sync instead of after it. An ack or refusal of such an entry is acted on
-   * only once its commit settled (`stored`); the reply to the send still
-   * waits for durability. With `early: false` the entry is handed over once
-   * durable (the reference path).
-   */
+  /** Queue an encoded packet for a remote host; resolves once it is durable. */
   async enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number): Promise<QueueResult> {
     const { ops, entry } = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
-    // handed to the Committer in the same tick as stage(): key order = commit order
-    const write = this.deps.committer.write(ops)
-    const link = this.link(dest)
-    const token = this.deps.early === false ? undefined : link.offerEarly(entry)
-    const stored = write.then(() => true, () => false)
-    if (token !== undefined) this.commits.set(entry, stored)
     try {
-      await write
+      // handed to the Committer in the same tick as stage(): key order = commit order
+      await this.deps.committer.write(ops)
     } catch (err) {
       this.deps.outbox.release(dest)
-      if (this.deps.early !== false) link.durable(entry, token, false)
       throw err
     }
-    // durable: hand the entry to the link in memory unless it holds it already (it reads the store after a reconnect)
     mark('outbox.durable')
-    if (this.deps.early === false) link.offer([entry])
-    else link.durable(entry, token, true)
+    // durable: hand the entry to the link in memory (it reads the store after a reconnect)
+    this.link(dest).offer([entry])
     return { id: packet.id, state: 'queued' }
-  }
-
-  /** commits in flight of entries a link may have sent early (outcome: durable or not) */
-  private readonly commits = new WeakMap<OutboxEntry, Promise<boolean>>()
-
-  /** The entries whose commit is durable, once every one in flight settled (an entry that never became durable is not in the outbox: nothing to settle). */
-  private async stored<T> (items: T[], entryOf: (item: T) => OutboxEntry): Promise<T[]> {
-    let waits: Array<Promise<boolean>> | undefined
-    for (const item of items) {
-      const c = this.commits.get(entryOf(item))
-      if (c !== undefined) (waits ??= []).push(c)
-    }
-    if (waits === undefined) return items
-    await Promise.all(waits)
-    const out: T[] = []
-    for (const item of items) {
-      const e = entryOf(item)
-      const c = this.commits.get(e)
-      if (c === undefined || await c) out.push(item)
-      this.commits.delete(e)
-    }
-    return out
   }
 
   /** The transport for targets on remote hosts: queued in the outbox for the target's host. */

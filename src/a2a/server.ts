@@ -81,7 +81,7 @@ class Faces {
   private build (name: string, card: Record<string, unknown>): NodeFace {
     const buses = this.buses.get(name) ?? new DefaultExecutionEventBusManager()
     this.buses.set(name, buses)
-    const handler = new DefaultRequestHandler(handlerCard(card), new ControlTaskStore(this.d.client, name), new NodeExecutor(this.d.client, this.d.journal, name, this.d.follow), buses)
+    const handler = new DefaultRequestHandler(handlerCard(card), new ControlTaskStore(this.d.client, this.d.journal.tasks, name), new NodeExecutor(this.d.client, this.d.journal, name, this.d.follow), buses)
     const rpc = new JsonRpcEndpoint(handler)
     const direct: express.RequestHandler = (req, res, next) => {
       if (req.method === 'POST' && req.path === '/') void rpc.serve(req, res)

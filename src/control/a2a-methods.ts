@@ -44,7 +44,9 @@ export const A2A_METHODS = {
       packets: z.array(id).max(64).optional(),
       context: id.optional(),
       record: z.object({ owner: id, task: json }).strict().optional(),
-      event: json.optional()
+      event: json.optional(),
+      /** the task id was minted for this commit (a new task's random UUID): the host does not look for a stored record */
+      fresh: z.boolean().optional()
     }).strict()
   },
   /** index packets the face sent or received for a task (and the task as its context's latest) */
@@ -80,10 +82,11 @@ export interface A2aMethodResults {
   'a2a.info': A2aInfo
   'a2a.client.grant': { name: string, node_id: string, token_id: string, reply_token_id: string, grantor: string, secret: string, expires: string }
   'a2a.auth': { name: string, node_id: string, token_id: string, grantor: string }
-  'a2a.task.put': { ok: true }
+  /** held: the task stored now is the one given (false: another caller owns the id) */
+  'a2a.task.put': { ok: true, held: boolean }
   'a2a.task.link': { ok: true }
-  /** seq: the appended event's (null: none); stored: whether the task was written */
-  'a2a.task.commit': { seq: number | null, stored: boolean }
+  /** seq: the appended event's (null: none); stored: whether the task was written; held: whether the task stored now is the one given */
+  'a2a.task.commit': { seq: number | null, stored: boolean, held: boolean }
   'a2a.task.get': A2aTaskRow | null
   'a2a.task.list': A2aTaskRow[]
   'a2a.task.find': A2aTaskRef | null

@@ -14,6 +14,7 @@ import type { HostCalls } from './in-process.js'
 import { errorMessage } from '../util/errors.js'
 import { SECOND } from '../util/time.js'
 import { authMiddleware } from './auth.js'
+import { JSON_TYPES, JsonBodyReader } from './body.js'
 import { buildUser } from './caller.js'
 import { NODE_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
 import { RPC, sendError, type Binding } from './errors.js'
@@ -25,7 +26,6 @@ import { ControlTaskStore } from './task-store.js'
 
 /** A node's handler is rebuilt from a fresh card this often (cards are re-signed hourly). */
 const NODE_TTL = 30 * SECOND
-const JSON_TYPES = ['application/json', 'application/a2a+json']
 
 export interface FaceDeps {
   client: HostCalls
@@ -58,12 +58,12 @@ class Faces {
   private readonly faces = new Map<string, NodeFace>()
   private readonly buses = new Map<string, DefaultExecutionEventBusManager>()
   private readonly auth: ReturnType<typeof authMiddleware>
-  /** body-parser's JSON reader, as the express chain of the JSONRPC binding has it */
-  private readonly rpcBody: express.RequestHandler
+  /** the JSON body, read as the express chain of the JSONRPC binding reads it */
+  private readonly rpcBody: JsonBodyReader
 
   constructor (private readonly d: FaceDeps) {
     this.auth = authMiddleware(d.client, d.ratePerMinute)
-    this.rpcBody = express.json({ limit: d.bodyLimit, type: JSON_TYPES, strict: true })
+    this.rpcBody = new JsonBodyReader(d.bodyLimit)
   }
 
   /** The node's face, or undefined when it is not a node of this host. */
@@ -105,7 +105,7 @@ class Faces {
   async serveRpc (name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const face = await this.get(name)
     if (face === undefined) { sendError(req, res, 'jsonrpc', 404, RPC.unknownNode, 'UNKNOWN_NODE', `no node named ${name} on this host`); return }
-    const bodyErr = await new Promise<unknown>((resolve) => { this.rpcBody(req as Request, res as Response, resolve) })
+    const bodyErr = await this.rpcBody.read(req, res)
     if (bodyErr !== undefined) { bodyError(bodyErr, req, res, 'jsonrpc'); return }
     if (!await passes(this.auth('jsonrpc', name), req, res)) return
     if (!await passes(face.resume, req, res)) return

@@ -33,9 +33,17 @@ export class HeldTasks {
     return await this.client.call('a2a.task.get', { node, task_id: taskId })
   }
 
-  /** The events, packets and record of a task in one durable batch (a2a.task.commit). */
-  async commit (p: ParamsOf<'a2a.task.commit'> & { record: { owner: string, task: Record<string, unknown> } }): Promise<ResultOf<'a2a.task.commit'>> {
-    return await this.write(p.node, p.task_id, p.record.owner, JSON.stringify(p.record.task), async () => await this.client.call('a2a.task.commit', p))
+  /**
+   * The events, packets and record of a task in one durable batch
+   * (a2a.task.commit). The params are handed over to the host (`give`): the
+   * record's task is parsed from `text` here, for the host alone; the event
+   * the host only writes.
+   */
+  async commit (p: Omit<ParamsOf<'a2a.task.commit'>, 'record'>, owner: string, text: string): Promise<ResultOf<'a2a.task.commit'>> {
+    const params = { ...p, record: { owner, task: JSON.parse(text) as Record<string, unknown> } }
+    return await this.write(p.node, p.task_id, owner, text, async () => this.client.give !== undefined
+      ? await this.client.give('a2a.task.commit', params)
+      : await this.client.call('a2a.task.commit', params))
   }
 
   /** Store a task (a2a.task.put); nothing is asked of the host when it holds this record already. */

@@ -67,8 +67,7 @@ export class TaskJournal {
    */
   async open (node: string, owner: string, e: AgentExecutionEvent & { kind: 'task' }, links: { packets: string[], context?: string, fresh: boolean }, bus: ExecutionEventBus): Promise<void> {
     const event = streamJson(e)
-    const task = Task.toJSON(e.data) as Record<string, unknown>
-    const { seq } = await this.tasks.commit({ node, task_id: e.data.id, ...links, record: { owner, task }, event })
+    const { seq } = await this.tasks.commit({ node, task_id: e.data.id, ...links, event }, owner, JSON.stringify(Task.toJSON(e.data)))
     bus.publish(e)
     if (seq !== null) this.heard.emit(e.data.id, { seq, event } satisfies JournalEvent)
   }

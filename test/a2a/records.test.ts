@@ -67,7 +67,7 @@ describe('a2a records - held, fresh', () => {
       const r = await held.get('lead', 't1')
       return r === null ? undefined : { owner: r.owner, state: (r.task.status as { state: string }).state }
     }
-    await held.commit({ node: 'lead', task_id: 't1', record: { owner: 'alice', task: task('WORKING') }, event: { task: task('WORKING') }, fresh: true })
+    await held.commit({ node: 'lead', task_id: 't1', event: { task: task('WORKING') }, fresh: true }, 'alice', JSON.stringify(task('WORKING')))
     assert.deepEqual(await get(), { owner: 'alice', state: 'WORKING' })
     await held.put('lead', 'alice', 't1', task('WORKING'))
     assert.deepEqual(asked, ['a2a.task.commit'])

@@ -6,7 +6,7 @@
 // then follows live ones until the task ends.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HostCalls } from './in-process.js'
-import { REPLAY_PAGE, RESUME_EXTENSION_URI } from './constants.js'
+import { REPLAY_PAGE, RESUME_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
 import { callerOf } from './caller.js'
 import { bodyOf, RPC, sendError, type Binding } from './errors.js'
 import type { JournalEvent, TaskJournal } from './journal.js'
@@ -76,6 +76,8 @@ async function stream (client: HostCalls, journal: TaskJournal, taskId: string, 
     if (ended || e.seq <= last) return
     last = e.seq
     res.write(write(e))
+    // a subscriber that stops reading costs bounded memory (this stream is also served outside express's bound)
+    if (res.writableLength > SSE_MAX_BUFFERED) { res.destroy(); return }
     if (endsTask(e.event)) finish()
   }
   const stop = journal.listen(taskId, (e) => { if (replaying) pending.push(e); else send(e) })

@@ -25,9 +25,15 @@ function header (req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v
 }
 
-/** The id an error answers, as the SDK's handler takes it (`body.id || null`). */
+/** The id an error answers, as the SDK's handler takes it (`body.id || null`: a falsy id, 0 or '', becomes null). */
 function errorId (req: IncomingMessage): unknown {
-  return (bodyOf(req) as { id?: unknown } | undefined)?.id || null // eslint-disable-line @typescript-eslint/prefer-nullish-coalescing
+  const id = (bodyOf(req) as { id?: unknown } | undefined)?.id
+  return Boolean(id) ? id : null
+}
+
+/** A header's value, an empty one as absent (the SDK's `req.header(...) || undefined`). */
+function nonEmpty (v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v
 }
 
 function isStream (r: unknown): r is RpcStream {
@@ -67,7 +73,7 @@ export class JsonRpcEndpoint {
         extensions: Extensions.parseServiceParameter(header(req, HTTP_EXTENSION_HEADER)),
         user: await buildUser(req),
         headers: req.headers,
-        requestedVersion: header(req, A2A_VERSION_HEADER) || undefined // eslint-disable-line @typescript-eslint/prefer-nullish-coalescing
+        requestedVersion: nonEmpty(header(req, A2A_VERSION_HEADER))
       })
       validateVersion(context.requestedVersion, await this.handler.getAgentCard(), 'JSONRPC')
       const out = await this.transport.handle(bodyOf(req) as Record<string, unknown>, context)

@@ -2,7 +2,7 @@
 // node addressed, and a per-credential rate limit. A refusal answers 401/403
 // (429) in the A2A error shape before the SDK sees the request.
 import { createHash } from 'node:crypto'
-import type { NextFunction, Request, Response } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { A2A_401_CODES } from '../control/a2a-methods.js'
 import type { HostCalls } from './in-process.js'
 import { errorCode, errorMessage } from '../util/errors.js'
@@ -31,8 +31,8 @@ class RateLimiter {
 
 export function authMiddleware (client: HostCalls, ratePerMinute: number) {
   const limiter = new RateLimiter(ratePerMinute)
-  return (binding: Binding, node: string) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const m = BEARER.exec(req.header('authorization') ?? '')
+  return (binding: Binding, node: string) => async (req: IncomingMessage, res: ServerResponse, next: () => void): Promise<void> => {
+    const m = BEARER.exec(req.headers.authorization ?? '')
     if (m === null) { sendError(req, res, binding, 401, RPC.unauthenticated, 'A2A_UNAUTHENTICATED', 'a bearer credential is required (amesh grant --to-a2a)'); return }
     const hash = createHash('sha256').update(m[1], 'utf8').digest('hex')
     let who

@@ -1,5 +1,5 @@
 // Who is calling: the A2A client node a bearer credential stands for.
-import type { Request } from 'express'
+import type { IncomingMessage } from 'node:http'
 import { UnauthenticatedUser, type User } from '@a2a-js/sdk/server'
 
 /** An authenticated A2A caller: a client node of this host (`amesh grant --to-a2a`). */
@@ -10,13 +10,13 @@ export class A2aCaller implements User {
   get userName (): string { return this.nodeId }
 }
 
-const callers = new WeakMap<Request, A2aCaller>()
+const callers = new WeakMap<IncomingMessage, A2aCaller>()
 
-export function setCaller (req: Request, caller: A2aCaller): void { callers.set(req, caller) }
-export function callerOf (req: Request): A2aCaller | undefined { return callers.get(req) }
+export function setCaller (req: IncomingMessage, caller: A2aCaller): void { callers.set(req, caller) }
+export function callerOf (req: IncomingMessage): A2aCaller | undefined { return callers.get(req) }
 
 /** The SDK's user builder: the caller the auth middleware found (it refused the request otherwise). */
-export async function buildUser (req: Request): Promise<User> {
+export async function buildUser (req: IncomingMessage): Promise<User> {
   return callers.get(req) ?? new UnauthenticatedUser()
 }
 

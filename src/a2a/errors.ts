@@ -1,7 +1,9 @@
 // The A2A error shapes the face writes itself (auth, bounds, unknown node):
 // JSON-RPC error objects for the JSONRPC binding, google.rpc.Status-like
-// bodies for HTTP+JSON, as the SDK's own errors look.
-import type { Request, Response } from 'express'
+// bodies for HTTP+JSON, as the SDK's own errors look. Written on node:http's
+// own request and response (express's extend them), so both the JSON-RPC
+// adapter (jsonrpc.ts) and the express routes use them.
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 export type Binding = 'jsonrpc' | 'rest'
 
@@ -26,20 +28,33 @@ const STATUS_NAMES: Record<number, string> = {
   400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 413: 'INVALID_ARGUMENT', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL'
 }
 
-function rpcId (req: Request): string | number | null {
-  const body = req.body as { id?: unknown } | undefined
-  const id = body?.id
+/** The parsed body of a request, when one was read (body-parser sets `req.body`). */
+export function bodyOf (req: IncomingMessage): unknown {
+  return (req as { body?: unknown }).body
+}
+
+function rpcId (req: IncomingMessage): string | number | null {
+  const id = (bodyOf(req) as { id?: unknown } | undefined)?.id
   return typeof id === 'string' || typeof id === 'number' ? id : null
 }
 
 /** Answer an error in the binding's shape, with `reason` as the ErrorInfo detail. */
-export function sendError (req: Request, res: Response, binding: Binding, http: number, code: number, reason: string, message: string): void {
+/** A JSON response, as express's res.json writes it (a Content-Type set before is kept). */
+export function sendJson (res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', 'application/json; charset=utf-8')
+  res.setHeader('Content-Length', Buffer.byteLength(text, 'utf8'))
+  res.end(text)
+}
+
+export function sendError (req: IncomingMessage, res: ServerResponse, binding: Binding, http: number, code: number, reason: string, message: string): void {
   if (res.headersSent) { res.destroy(); return }
   const detail = { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'amesh.dev' }
   if (http === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="amesh"')
   if (binding === 'jsonrpc') {
-    res.status(http).json({ jsonrpc: '2.0', id: rpcId(req), error: { code, message, data: [detail] } })
+    sendJson(res, http, { jsonrpc: '2.0', id: rpcId(req), error: { code, message, data: [detail] } })
   } else {
-    res.status(http).json({ error: { code: http, status: STATUS_NAMES[http] ?? 'UNKNOWN', message, details: [detail] } })
+    sendJson(res, http, { error: { code: http, status: STATUS_NAMES[http] ?? 'UNKNOWN', message, details: [detail] } })
   }
 }

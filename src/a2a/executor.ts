@@ -33,6 +33,15 @@ function taskEvent (ctx: RequestContext, state: TaskState, packet: string | unde
   }
 }
 
+/**
+ * A new task: the SDK found no task for the message (it names none; one it
+ * names but cannot load is refused before the executor), so its id is the
+ * random UUID the SDK minted for this request and no record of it exists.
+ */
+function isNew (ctx: RequestContext): boolean {
+  return ctx.task === undefined
+}
+
 export class NodeExecutor implements AgentExecutor {
   constructor (private readonly client: HostCalls, private readonly journal: TaskJournal, private readonly node: string, private readonly follow: (client: string) => void) {}
 
@@ -54,11 +63,11 @@ export class NodeExecutor implements AgentExecutor {
         extensions: [],
         referenceTaskIds: []
       }
-      await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_REJECTED, undefined, why), { packets: [] }, bus)
+      await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_REJECTED, undefined, why), { packets: [], fresh: isNew(ctx) }, bus)
       return
     }
     const waiting = this.journal.wait(ctx.taskId, bus)
-    await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_WORKING, sent), { packets: [sent], context: ctx.contextId }, bus)
+    await this.journal.open(this.node, caller.nodeId, taskEvent(ctx, TaskState.TASK_STATE_WORKING, sent), { packets: [sent], context: ctx.contextId, fresh: isNew(ctx) }, bus)
     await waiting
   }
 

@@ -13,7 +13,7 @@ import type { Logger } from '../util/log.js'
 import { InboxFollower } from './follower.js'
 import { InProcessControl, type HostCalls } from './in-process.js'
 import { TaskJournal } from './journal.js'
-import { buildApp } from './server.js'
+import { buildHandler } from './server.js'
 
 export interface FaceOptions {
   /** the daemon's control socket */
@@ -60,7 +60,7 @@ export async function startA2aFace (o: FaceOptions): Promise<RunningFace> {
   const follower = new InboxFollower(async () => await ControlClient.connect(o.socket), client, journal, o.log)
   const tls = o.cert !== undefined && o.key !== undefined
   let baseUrl = ''
-  const app = buildApp({ client, journal, follow: (n) => follower.follow(n), bodyLimit: o.bodyLimit, ratePerMinute: o.ratePerMinute }, () => baseUrl)
+  const app = buildHandler({ client, journal, follow: (n) => follower.follow(n), bodyLimit: o.bodyLimit, ratePerMinute: o.ratePerMinute }, () => baseUrl)
   const server: Server = tls ? createHttps({ cert: readFileSync(o.cert as string), key: readFileSync(o.key as string) }, app) : createHttp(app)
   const { host, port } = splitListen(o.listen)
   await new Promise<void>((resolve, reject) => {

@@ -6,6 +6,10 @@
 // (what the face gets is never an object the host keeps), and an error as a
 // RemoteError with the same code. Streams (inbox.follow) keep their own socket
 // connections: they are long-lived, and hold a connection's attention.
+// `give` is a call whose params the caller built for it and hands over (it
+// keeps no part of them, and no part is shared with anything it keeps): they
+// are not copied on the way in — what the host keeps is still never an object
+// the face holds. The result is copied as for every call.
 import type { CallName, EventOf, ParamsOf, ResultOf, StreamName } from '../control/methods.js'
 import { RemoteError, type ControlClient, type ParamsArg } from '../control/client.js'
 import { EncodedArray, PagedArray, parseParams, type MethodTable } from '../control/server.js'
@@ -15,6 +19,8 @@ import { JsonBytes } from '../util/json-bytes.js'
 /** What the face needs of the host: calls, and streams on a connection of their own. */
 export interface HostCalls {
   call: <K extends CallName>(method: K, ...params: ParamsArg<K>) => Promise<ResultOf<K>>
+  /** a call whose params are handed over (see above); a socket client has none: its params are copied by the wire anyway */
+  give?: <K extends CallName>(method: K, params: ParamsOf<K>) => Promise<ResultOf<K>>
   stream: <K extends StreamName>(method: K, params: ParamsOf<K>, onEvent: (event: EventOf<K>) => void) => Promise<void>
   close: () => void
 }
@@ -55,11 +61,19 @@ export class InProcessControl implements HostCalls {
   constructor (private readonly methods: MethodTable, private readonly streams: ControlClient) {}
 
   async call<K extends CallName> (method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
+    return await this.invoke(method, asSent(params[0] ?? {}))
+  }
+
+  async give<K extends CallName> (method: K, params: ParamsOf<K>): Promise<ResultOf<K>> {
+    return await this.invoke(method, params)
+  }
+
+  private async invoke<K extends CallName> (method: K, params: unknown): Promise<ResultOf<K>> {
     if (this.closed) throw new DaemonNotRunningError('the in-process control client is closed')
     try {
       const m = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined
       if (m?.call === undefined) throw new UnknownMethodError(`unknown method: ${method}`)
-      const result = await m.call(parseParams(m, asSent(params[0] ?? {})) as never)
+      const result = await m.call(parseParams(m, params) as never)
       return await asDelivered(result) as ResultOf<K>
     } catch (err) {
       throw new RemoteError(errorCode(err), errorMessage(err))

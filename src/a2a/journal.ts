@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events'
 import { StreamResponse, Task } from '@a2a-js/sdk'
 import type { AgentExecutionEvent, ExecutionEventBus } from '@a2a-js/sdk/server'
+import { HeldTasks } from './held-tasks.js'
 import type { HostCalls } from './in-process.js'
 import { endsTurn, stateOf } from './mapping.js'
 
@@ -20,9 +21,12 @@ export interface JournalEvent { seq: number, event: Record<string, unknown> }
 export class TaskJournal {
   private readonly live = new Map<string, Live>()
   private readonly heard = new EventEmitter()
+  /** every task record the face writes goes through here (the SDK's task store too) */
+  readonly tasks: HeldTasks
 
   constructor (private readonly client: HostCalls) {
     this.heard.setMaxListeners(0)
+    this.tasks = new HeldTasks(client)
   }
 
   /** An execution waits on this bus until the task's turn ends (resolves then). */
@@ -61,17 +65,16 @@ export class TaskJournal {
    * durable batch; then published on the execution's bus. The SDK's own save
    * of the same task that follows writes nothing (it is stored so already).
    */
-  async open (node: string, owner: string, e: AgentExecutionEvent & { kind: 'task' }, links: { packets: string[], context?: string }, bus: ExecutionEventBus): Promise<void> {
+  async open (node: string, owner: string, e: AgentExecutionEvent & { kind: 'task' }, links: { packets: string[], context?: string, fresh: boolean }, bus: ExecutionEventBus): Promise<void> {
     const event = streamJson(e)
-    const task = Task.toJSON(e.data) as Record<string, unknown>
-    const { seq } = await this.client.call('a2a.task.commit', { node, task_id: e.data.id, ...links, record: { owner, task }, event })
+    const { seq } = await this.tasks.commit({ node, task_id: e.data.id, ...links, event }, owner, JSON.stringify(Task.toJSON(e.data)))
     bus.publish(e)
     if (seq !== null) this.heard.emit(e.data.id, { seq, event } satisfies JournalEvent)
   }
 
   /** No execution waits (a reply after a restart, or after a non-blocking send): change the stored task. */
   private async applyStored (node: string, owner: string, taskId: string, e: AgentExecutionEvent): Promise<void> {
-    const row = await this.client.call('a2a.task.get', { node, task_id: taskId })
+    const row = await this.tasks.get(node, taskId)
     if (row === null) return
     const task = Task.fromJSON(row.task)
     if (e.kind === 'statusUpdate' && e.data.status !== undefined) {
@@ -82,7 +85,7 @@ export class TaskJournal {
     } else if (e.kind === 'task') {
       Object.assign(task, e.data)
     }
-    await this.client.call('a2a.task.put', { node, owner: row.owner, task_id: taskId, task: Task.toJSON(task) as Record<string, unknown> })
+    await this.tasks.put(node, row.owner, taskId, Task.toJSON(task) as Record<string, unknown>)
   }
 
   /** Hear a task's events as they become durable; returns the way to stop. */

@@ -4,28 +4,35 @@
 // gives events no ids: every event carries `id: <seq>` (its place in the task's
 // durable history) and Last-Event-ID: k replays exactly the events after k,
 // then follows live ones until the task ends.
-import type { NextFunction, Request, Response } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HostCalls } from './in-process.js'
-import { REPLAY_PAGE, RESUME_EXTENSION_URI } from './constants.js'
+import { REPLAY_PAGE, RESUME_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
 import { callerOf } from './caller.js'
-import { RPC, sendError, type Binding } from './errors.js'
+import { bodyOf, RPC, sendError, type Binding } from './errors.js'
 import type { JournalEvent, TaskJournal } from './journal.js'
 
 const TERMINAL_STATES = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED'])
 const REST_SUBSCRIBE = /^\/tasks\/([^/]+):subscribe$/
 
-function wantsResume (req: Request): boolean {
-  return req.header('last-event-id') !== undefined || (req.header('a2a-extensions') ?? '').split(',').map((s) => s.trim()).includes(RESUME_EXTENSION_URI)
+/** A request header's value (node:http lower-cases the names and joins a repeated one). */
+function header (req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v.join(', ') : v
+}
+
+function wantsResume (req: IncomingMessage): boolean {
+  return header(req, 'last-event-id') !== undefined || (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim()).includes(RESUME_EXTENSION_URI)
 }
 
 /** The task a resumable subscribe names, or undefined when the request is something else. */
-function subscribeTarget (req: Request, binding: Binding): string | undefined {
+function subscribeTarget (req: IncomingMessage, binding: Binding): string | undefined {
   if (!wantsResume(req)) return undefined
   if (binding === 'rest') {
-    const m = REST_SUBSCRIBE.exec(req.path)
+    // the path below the binding's mount (express has rewritten req.url to it)
+    const m = REST_SUBSCRIBE.exec((req.url ?? '/').split('?')[0])
     return m === null ? undefined : decodeURIComponent(m[1])
   }
-  const body = req.body as { method?: unknown, params?: { id?: unknown } } | undefined
+  const body = bodyOf(req) as { method?: unknown, params?: { id?: unknown } } | undefined
   return body?.method === 'SubscribeToTask' && typeof body.params?.id === 'string' ? body.params.id : undefined
 }
 
@@ -36,10 +43,10 @@ function endsTask (event: Record<string, unknown>): boolean {
 }
 
 export function resumeMiddleware (client: HostCalls, journal: TaskJournal, node: string, binding: Binding) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, next: () => void): Promise<void> => {
     const taskId = subscribeTarget(req, binding)
     if (taskId === undefined) { next(); return }
-    if (req.header('a2a-version') !== '1.0') {
+    if (header(req, 'a2a-version') !== '1.0') {
       sendError(req, res, binding, 400, RPC.versionNotSupported, 'VERSION_NOT_SUPPORTED', 'the resume extension is served for A2A-Version 1.0')
       return
     }
@@ -48,18 +55,18 @@ export function resumeMiddleware (client: HostCalls, journal: TaskJournal, node:
       sendError(req, res, binding, 404, RPC.taskNotFound, 'TASK_NOT_FOUND', `no task ${taskId}`)
       return
     }
-    const after = Number.parseInt(req.header('last-event-id') ?? '0', 10)
+    const after = Number.parseInt(header(req, 'last-event-id') ?? '0', 10)
     const done = endsTask({ task: row.task })
     await stream(client, journal, taskId, Number.isSafeInteger(after) && after > 0 ? after : 0, frame(req, binding), res, done)
   }
 }
 
-function frame (req: Request, binding: Binding): (e: JournalEvent) => string {
-  const id = (req.body as { id?: unknown } | undefined)?.id ?? null
+function frame (req: IncomingMessage, binding: Binding): (e: JournalEvent) => string {
+  const id = (bodyOf(req) as { id?: unknown } | undefined)?.id ?? null
   return (e) => `id: ${e.seq}\ndata: ${JSON.stringify(binding === 'jsonrpc' ? { jsonrpc: '2.0', id, result: e.event } : e.event)}\n\n`
 }
 
-async function stream (client: HostCalls, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: Response, done: boolean): Promise<void> {
+async function stream (client: HostCalls, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: ServerResponse, done: boolean): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'A2A-Extensions': RESUME_EXTENSION_URI })
   let last = after
   let ended = false
@@ -69,6 +76,8 @@ async function stream (client: HostCalls, journal: TaskJournal, taskId: string, 
     if (ended || e.seq <= last) return
     last = e.seq
     res.write(write(e))
+    // a subscriber that stops reading costs bounded memory (this stream is also served outside express's bound)
+    if (res.writableLength > SSE_MAX_BUFFERED) { res.destroy(); return }
     if (endsTask(e.event)) finish()
   }
   const stop = journal.listen(taskId, (e) => { if (replaying) pending.push(e); else send(e) })

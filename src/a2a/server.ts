@@ -3,25 +3,29 @@
 // (rest) transports over a DefaultRequestHandler with amesh's durable task
 // store; GET /nodes lists the nodes served. Each request is authenticated
 // (auth.ts) before the SDK sees it; bodies and SSE buffers are bounded.
+// `POST /nodes/NAME/jsonrpc` (every JSON-RPC call) is served on node:http
+// directly (jsonrpc.ts); everything else goes through express.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import { AgentCard } from '@a2a-js/sdk'
 import { DefaultExecutionEventBusManager, DefaultRequestHandler } from '@a2a-js/sdk/server'
-import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express'
+import { restHandler } from '@a2a-js/sdk/server/express'
 import type { HostCalls } from './in-process.js'
 import { errorMessage } from '../util/errors.js'
 import { SECOND } from '../util/time.js'
 import { authMiddleware } from './auth.js'
+import { JSON_TYPES, JsonBodyReader } from './body.js'
 import { buildUser } from './caller.js'
 import { NODE_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
 import { RPC, sendError, type Binding } from './errors.js'
 import { NodeExecutor } from './executor.js'
+import { JsonRpcEndpoint } from './jsonrpc.js'
 import type { TaskJournal } from './journal.js'
 import { resumeMiddleware } from './resume.js'
 import { ControlTaskStore } from './task-store.js'
 
 /** A node's handler is rebuilt from a fresh card this often (cards are re-signed hourly). */
 const NODE_TTL = 30 * SECOND
-const JSON_TYPES = ['application/json', 'application/a2a+json']
 
 export interface FaceDeps {
   client: HostCalls
@@ -31,7 +35,17 @@ export interface FaceDeps {
   ratePerMinute: number
 }
 
-interface NodeFace { at: number, card: Record<string, unknown>, jsonrpc: express.Router, rest: express.Router }
+type Middleware = (req: IncomingMessage, res: ServerResponse, next: () => void) => Promise<void>
+
+interface NodeFace {
+  at: number
+  card: Record<string, unknown>
+  /** the JSON-RPC endpoint, and the same behind express (paths and methods the direct route does not take) */
+  rpc: JsonRpcEndpoint
+  resume: Middleware
+  jsonrpc: express.Router
+  rest: express.Router
+}
 
 /** The card the SDK's handler checks requests against: the face does not require amesh's node extension of A2A callers. */
 function handlerCard (signed: Record<string, unknown>): AgentCard {
@@ -44,9 +58,12 @@ class Faces {
   private readonly faces = new Map<string, NodeFace>()
   private readonly buses = new Map<string, DefaultExecutionEventBusManager>()
   private readonly auth: ReturnType<typeof authMiddleware>
+  /** the JSON body, read as the express chain of the JSONRPC binding reads it */
+  private readonly rpcBody: JsonBodyReader
 
   constructor (private readonly d: FaceDeps) {
     this.auth = authMiddleware(d.client, d.ratePerMinute)
+    this.rpcBody = new JsonBodyReader(d.bodyLimit)
   }
 
   /** The node's face, or undefined when it is not a node of this host. */
@@ -64,8 +81,35 @@ class Faces {
   private build (name: string, card: Record<string, unknown>): NodeFace {
     const buses = this.buses.get(name) ?? new DefaultExecutionEventBusManager()
     this.buses.set(name, buses)
-    const handler = new DefaultRequestHandler(handlerCard(card), new ControlTaskStore(this.d.client, name), new NodeExecutor(this.d.client, this.d.journal, name, this.d.follow), buses)
-    return { at: Date.now(), card, jsonrpc: this.chain(name, 'jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: buildUser })), rest: this.chain(name, 'rest', restHandler({ requestHandler: handler, userBuilder: buildUser })) }
+    const handler = new DefaultRequestHandler(handlerCard(card), new ControlTaskStore(this.d.client, this.d.journal.tasks, name), new NodeExecutor(this.d.client, this.d.journal, name, this.d.follow), buses)
+    const rpc = new JsonRpcEndpoint(handler)
+    const direct: express.RequestHandler = (req, res, next) => {
+      if (req.method === 'POST' && req.path === '/') void rpc.serve(req, res)
+      else next()
+    }
+    return {
+      at: Date.now(),
+      card,
+      rpc,
+      resume: resumeMiddleware(this.d.client, this.d.journal, name, 'jsonrpc'),
+      jsonrpc: this.chain(name, 'jsonrpc', direct),
+      rest: this.chain(name, 'rest', restHandler({ requestHandler: handler, userBuilder: buildUser }))
+    }
+  }
+
+  /**
+   * `POST /nodes/NAME/jsonrpc` without express, in the order of the express
+   * chain: the node, the body (bounded), the credential, the resume
+   * extension, then the SDK's JSON-RPC transport (jsonrpc.ts).
+   */
+  async serveRpc (name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const face = await this.get(name)
+    if (face === undefined) { sendError(req, res, 'jsonrpc', 404, RPC.unknownNode, 'UNKNOWN_NODE', `no node named ${name} on this host`); return }
+    const bodyErr = await this.rpcBody.read(req, res)
+    if (bodyErr !== undefined) { bodyError(bodyErr, req, res, 'jsonrpc'); return }
+    if (!await passes(this.auth('jsonrpc', name), req, res)) return
+    if (!await passes(face.resume, req, res)) return
+    await face.rpc.serve(req, res)
   }
 
   private chain (name: string, binding: Binding, sdk: express.RequestHandler): express.Router {
@@ -83,8 +127,15 @@ function asyncMw (fn: (req: Request, res: Response, next: NextFunction) => Promi
   return (req, res, next) => { fn(req, res, next).catch(next) }
 }
 
+/** Run a middleware outside express: true when it passed the request on. */
+async function passes (mw: Middleware, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  let next = false
+  await mw(req, res, () => { next = true })
+  return next
+}
+
 /** Malformed or oversized bodies get the binding's error (JSON-RPC: -32700 parse error). */
-function bodyError (err: unknown, req: Request, res: Response, binding: Binding): void {
+function bodyError (err: unknown, req: IncomingMessage, res: ServerResponse, binding: Binding): void {
   const type = (err as { type?: string }).type
   if (type === 'entity.too.large') sendError(req, res, binding, 413, RPC.invalidRequest, 'BODY_TOO_LARGE', errorMessage(err))
   else if (type === 'entity.parse.failed') sendError(req, res, binding, binding === 'jsonrpc' ? 200 : 400, RPC.parse, 'PARSE_ERROR', `malformed JSON: ${errorMessage(err)}`)
@@ -102,10 +153,30 @@ function boundOutput (_req: Request, res: Response, next: NextFunction): void {
   next()
 }
 
-export function buildApp (d: FaceDeps, baseUrl: () => string): express.Express {
+/** The face's request listener: JSON-RPC calls directly, the rest through express. */
+export function buildHandler (d: FaceDeps, baseUrl: () => string): RequestListener {
+  const faces = new Faces(d)
+  const app = buildApp(d, baseUrl, faces)
+  return (req, res) => {
+    const name = rpcTarget(req)
+    if (name === undefined) { app(req, res); return }
+    faces.serveRpc(name, req, res).catch((err: unknown) => { sendError(req, res, 'jsonrpc', 500, RPC.internal, 'INTERNAL', errorMessage(err)) })
+  }
+}
+
+const RPC_PATH = /^\/nodes\/([^/?]+)\/jsonrpc\/?(?:\?|$)/
+
+/** The node a `POST /nodes/NAME/jsonrpc` calls, or undefined for any other request. */
+function rpcTarget (req: IncomingMessage): string | undefined {
+  if (req.method !== 'POST') return undefined
+  const m = RPC_PATH.exec(req.url ?? '')
+  if (m === null) return undefined
+  try { return decodeURIComponent(m[1]) } catch { return undefined }
+}
+
+function buildApp (d: FaceDeps, baseUrl: () => string, faces: Faces): express.Express {
   const app = express()
   app.disable('x-powered-by')
-  const faces = new Faces(d)
   app.use(boundOutput)
   app.get('/nodes', asyncMw(async (_req, res) => { res.json(await nodeList(d.client, baseUrl())) }))
   app.use('/nodes/:name', asyncMw(async (req, res, next) => {

@@ -3,19 +3,21 @@
 // its own tasks.
 import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
+import type { HeldTasks } from './held-tasks.js'
 import type { HostCalls } from './in-process.js'
 import { ownerOf } from './caller.js'
 
 export class ControlTaskStore implements TaskStore {
-  constructor (private readonly client: HostCalls, private readonly node: string) {}
+  /** `held`: the face's task writes, and the records they left the host holding (held-tasks.ts) */
+  constructor (private readonly client: HostCalls, private readonly held: HeldTasks, private readonly node: string) {}
 
   /** A task id belongs to the caller that made it: the host never overwrites another caller's (a2a.task.put). */
   async save (task: Task, context: ServerCallContext): Promise<void> {
-    await this.client.call('a2a.task.put', { node: this.node, owner: ownerOf(context.user), task_id: task.id, task: Task.toJSON(task) as Record<string, unknown> })
+    await this.held.put(this.node, ownerOf(context.user), task.id, Task.toJSON(task) as Record<string, unknown>)
   }
 
   async load (taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const row = await this.client.call('a2a.task.get', { node: this.node, task_id: taskId })
+    const row = await this.held.get(this.node, taskId)
     if (row === null || row.owner !== ownerOf(context.user)) return undefined
     return Task.fromJSON(row.task)
   }

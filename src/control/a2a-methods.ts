@@ -10,6 +10,39 @@ const id = z.string().min(1).max(256)
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/)
 const json = z.record(z.unknown())
 
+const commitParams = z.object({
+  node: name,
+  task_id: id,
+  packets: z.array(id).max(64).optional(),
+  context: id.optional(),
+  record: z.object({ owner: id, task: json }).strict().optional(),
+  event: json.optional(),
+  /** the task id was minted for this commit (a new task's random UUID): the host does not look for a stored record */
+  fresh: z.boolean().optional()
+}).strict()
+type CommitParams = z.infer<typeof commitParams>
+
+const COMMIT_KEYS = new Set(['node', 'task_id', 'packets', 'context', 'record', 'event', 'fresh'])
+const isId = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 256
+/** what z.record accepts, for params delivered as JSON: a plain object */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype
+
+/**
+ * The commit's params when certainly valid (once per SendMessage, with a whole
+ * task and event in it): what the schema gives, without its copies of the
+ * task's and the event's members. Anything else is left to the schema.
+ */
+function fastCommit (raw: unknown): CommitParams | undefined {
+  if (!isObject(raw) || Object.keys(raw).some((k) => !COMMIT_KEYS.has(k))) return undefined
+  const { node, task_id: taskId, packets, context, record, event, fresh } = raw
+  if (!isId(node) || !isId(taskId)) return undefined
+  if (packets !== undefined && !(Array.isArray(packets) && packets.length <= 64 && packets.every(isId))) return undefined
+  if (context !== undefined && !isId(context)) return undefined
+  if (record !== undefined && !(isObject(record) && Object.keys(record).every((k) => k === 'owner' || k === 'task') && isId(record.owner) && isObject(record.task))) return undefined
+  if ((event !== undefined && !isObject(event)) || (fresh !== undefined && typeof fresh !== 'boolean')) return undefined
+  return raw as CommitParams
+}
+
 export const A2A_METHODS = {
   /** where the face listens and how the daemon sees it (config) */
   'a2a.info': { params: z.object({}).strict() },
@@ -37,16 +70,7 @@ export const A2A_METHODS = {
    * in one durable batch, any of: packets (and the context) indexed to the task,
    * the task stored (as a2a.task.put), an event appended (as a2a.event.append)
    */
-  'a2a.task.commit': {
-    params: z.object({
-      node: name,
-      task_id: id,
-      packets: z.array(id).max(64).optional(),
-      context: id.optional(),
-      record: z.object({ owner: id, task: json }).strict().optional(),
-      event: json.optional()
-    }).strict()
-  },
+  'a2a.task.commit': { params: commitParams, fast: fastCommit },
   /** index packets the face sent or received for a task (and the task as its context's latest) */
   'a2a.task.link': { params: z.object({ node: name, task_id: id, packets: z.array(id).max(64), context: id.optional() }).strict() },
   'a2a.task.get': { params: z.object({ node: name, task_id: id }).strict() },
@@ -80,10 +104,11 @@ export interface A2aMethodResults {
   'a2a.info': A2aInfo
   'a2a.client.grant': { name: string, node_id: string, token_id: string, reply_token_id: string, grantor: string, secret: string, expires: string }
   'a2a.auth': { name: string, node_id: string, token_id: string, grantor: string }
-  'a2a.task.put': { ok: true }
+  /** held: the task stored now is the one given (false: another caller owns the id) */
+  'a2a.task.put': { ok: true, held: boolean }
   'a2a.task.link': { ok: true }
-  /** seq: the appended event's (null: none); stored: whether the task was written */
-  'a2a.task.commit': { seq: number | null, stored: boolean }
+  /** seq: the appended event's (null: none); stored: whether the task was written; held: whether the task stored now is the one given */
+  'a2a.task.commit': { seq: number | null, stored: boolean, held: boolean }
   'a2a.task.get': A2aTaskRow | null
   'a2a.task.list': A2aTaskRow[]
   'a2a.task.find': A2aTaskRef | null

@@ -59,14 +59,14 @@ export function a2aMethods (host: A2aApiComponents, state: A2aFaceState): Handle
     'a2a.auth': { call: async (p) => await authenticate(host, records, unrevoked, p.credential, p.target) },
     'a2a.task.put': {
       call: async (p) => {
-        await records.putTask(p.node, p.task_id, { owner: p.owner, task: p.task, updated: Date.now() })
-        return { ok: true as const }
+        const held = await records.putTask(p.node, p.task_id, { owner: p.owner, task: p.task, updated: Date.now() })
+        return { ok: true as const, held }
       }
     },
     'a2a.task.commit': {
       call: async (p) => {
         const r = await records.commit(p)
-        return { seq: r.seq ?? null, stored: r.stored }
+        return { seq: r.seq ?? null, stored: r.stored, held: r.held }
       }
     },
     'a2a.task.link': {

@@ -48,7 +48,15 @@ export interface A2aTaskCommit {
   record?: { owner: string, task: Record<string, unknown> }
   /** an event appended to the task's history */
   event?: unknown
+  /**
+   * the task id was minted for this commit (the SDK's random UUID for a new
+   * task): no record of it can exist, so the store is not read for one
+   */
+  fresh?: boolean
 }
+
+/** What a commit did: the event's seq; whether the task was written; whether the record stored now is the one given. */
+export interface A2aCommitResult { seq: number | undefined, stored: boolean, held: boolean }
 
 const SEQ_WIDTH = 12
 const hex = (n: number): string => n.toString(16).padStart(SEQ_WIDTH, '0')
@@ -85,9 +93,9 @@ export class A2aRecords {
     }
   }
 
-  /** Store a task unless another caller owns its id. */
-  async putTask (node: string, id: string, rec: A2aTaskRecord): Promise<void> {
-    await this.commit({ node, task_id: id, record: rec })
+  /** Store a task unless another caller owns its id; true when the record stored now is this one. */
+  async putTask (node: string, id: string, rec: A2aTaskRecord): Promise<boolean> {
+    return (await this.commit({ node, task_id: id, record: rec })).held
   }
 
   /** Index packets (and the context) to a task. */
@@ -100,16 +108,18 @@ export class A2aRecords {
    * In one durable batch: packets (and the context) indexed to the task, the
    * task stored (not when another caller owns its id, nor when it is stored
    * so already), an event appended. Resolves once durable: the event's seq,
-   * and whether the task was written.
+   * whether the task was written, and whether the record stored is the one given.
    */
-  async commit (c: A2aTaskCommit): Promise<{ seq: number | undefined, stored: boolean }> {
+  async commit (c: A2aTaskCommit): Promise<A2aCommitResult> {
     return await this.serial(c.task_id, async () => {
       const ops = linkOps(c.node, c.task_id, c.packets ?? [], c.context)
       const key = `${Bucket.a2aTask}${c.node}!${c.task_id}`
-      const prior = c.record !== undefined || c.event !== undefined ? await this.known(key) : undefined
+      const prior = c.fresh === true ? this.tasks.get(key) : c.record !== undefined || c.event !== undefined ? await this.known(key) : undefined
       let stored: KnownTask | undefined
+      let held = false
       if (c.record !== undefined && (prior === undefined || prior.rec.owner === c.record.owner)) {
         const text = JSON.stringify(c.record.task)
+        held = true
         if (prior?.text !== text) {
           stored = { rec: { owner: c.record.owner, task: c.record.task, updated: Date.now() }, text }
           ops.push({ type: 'put', key, value: toJsonBytes(stored.rec) })
@@ -125,7 +135,7 @@ export class A2aRecords {
       if (ops.length > 0) await this.committer.write(ops)
       if (stored !== undefined) this.tasks.set(key, stored)
       if (seq !== undefined) this.lastSeq.set(c.task_id, seq)
-      return { seq, stored: stored !== undefined }
+      return { seq, stored: stored !== undefined, held }
     })
   }
 

@@ -1,5 +1,6 @@
-// `npm test`: the whole suite, two test files at a time (mocha --parallel, one
-// worker process per job). Each file runs alone in its worker, with the same
+// `npm run test:parallel`: the whole suite, two test files at a time (mocha
+// --parallel, one worker process per job), then the SERIAL files one after the
+// other (the same file with AMESH_TEST_PLAN=serial). Each file runs alone in its worker, with the same
 // setup as a serial run (dist/test/utils/setup.js is a root-hooks plugin).
 //
 // Files are handed to the two workers in the order below: the longest first
@@ -13,6 +14,14 @@ const { readdirSync } = require('node:fs')
 const { join } = require('node:path')
 
 const DIR = 'dist/test'
+
+/**
+ * Run after the parallel part, alone: a2a/durability failed in both full parallel
+ * runs (698 of 699 green each time) at the same step — the daemon restarted after
+ * kill -9 answered `up --detach`, then its control socket was gone within 20 s —
+ * and passed in the serial run and in every single-file run (see README, testing notes).
+ */
+const SERIAL = ['a2a/durability.test.js']
 
 /** Longest files first (seconds in a loaded serial run, 2 cores). */
 const LONGEST_FIRST = [
@@ -51,16 +60,24 @@ function testFiles () {
 }
 
 function ordered () {
-  const all = testFiles()
+  const all = testFiles().filter((f) => !SERIAL.includes(f))
   const first = LONGEST_FIRST.filter((f) => all.includes(f))
   return [...first, ...all.filter((f) => !first.includes(f))].map((f) => join(DIR, f))
 }
 
-module.exports = {
-  require: ['dist/src/polyfill.js', 'dist/test/utils/setup.js'],
-  timeout: 60000,
-  exit: true,
-  parallel: true,
-  jobs: 2,
-  spec: ordered()
+module.exports = process.env.AMESH_TEST_PLAN === 'serial' ? serialPart() : parallelPart()
+
+function serialPart () {
+  return { require: ['dist/src/polyfill.js', 'dist/test/utils/setup.js'], timeout: 60000, exit: true, spec: SERIAL.map((f) => join(DIR, f)) }
+}
+
+function parallelPart () {
+  return {
+    require: ['dist/src/polyfill.js', 'dist/test/utils/setup.js'],
+    timeout: 60000,
+    exit: true,
+    parallel: true,
+    jobs: 2,
+    spec: ordered()
+  }
 }

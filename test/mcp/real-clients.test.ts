@@ -6,12 +6,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { amesh, BIN, inbox, inboxInfo, makeHome, startHost, stopHost } from './harness.js'
-import { installOnDemand, run } from './on-demand.js'
+import { installOnDemand, run, type Installed } from './on-demand.js'
 
 describe('mcp - real clients read nothing', function () {
   this.timeout(15 * 60_000)
   let a = ''
   const temps: string[] = []
+  // both clients are installed (on a clean machine: downloaded) side by side from the
+  // start, so Claude Code's install runs while the Inspector test does; each test
+  // awaits its own, exactly as before
+  let inspector: Promise<Installed> | undefined
+  let claude: Promise<Installed> | undefined
 
   async function waiting (from: string, to: string, n: number): Promise<void> {
     for (const x of [from, to]) await amesh(['node', 'add', x, '--home', a])
@@ -21,6 +26,8 @@ describe('mcp - real clients read nothing', function () {
   }
 
   before(async () => {
+    inspector = installOnDemand('inspector', '@modelcontextprotocol/inspector', 'mcp-inspector')
+    claude = installOnDemand('claude-code', '@anthropic-ai/claude-code', 'claude')
     a = makeHome()
     await startHost(a)
   })
@@ -31,7 +38,7 @@ describe('mcp - real clients read nothing', function () {
   })
 
   it('inspector - tools/list and status ten times: nothing is read', async function () {
-    const got = await installOnDemand('inspector', '@modelcontextprotocol/inspector', 'mcp-inspector')
+    const got = await (inspector ?? installOnDemand('inspector', '@modelcontextprotocol/inspector', 'mcp-inspector'))
     if ('skip' in got) { console.log(`      skipped: ${got.skip}`); this.skip() }
     await waiting('isrc', 'inspected', 15)
     const server = [process.execPath, BIN, 'mcp', '--name', 'inspected', '--home', a]
@@ -48,7 +55,7 @@ describe('mcp - real clients read nothing', function () {
   })
 
   it('claude code - `claude mcp list` three times reports amesh connected; all 20 stay unread', async function () {
-    const got = await installOnDemand('claude-code', '@anthropic-ai/claude-code', 'claude')
+    const got = await (claude ?? installOnDemand('claude-code', '@anthropic-ai/claude-code', 'claude'))
     if ('skip' in got) { console.log(`      skipped: ${got.skip}`); this.skip() }
     await waiting('csrc', 'lead', 20)
     const project = mkdtempSync(join(tmpdir(), 'am-cc-'))

@@ -1,6 +1,7 @@
 import { ControlClient } from '../../control/client.js'
 import { homePaths } from '../../control/paths.js'
 import { DaemonNotRunningError, InvalidArgumentError } from '../../util/errors.js'
+import { processAlive } from '../../util/process-alive.js'
 import { bool, needPositionals, str, type Parsed } from '../args.js'
 import type { Command } from '../command.js'
 import { callDaemon, queryDaemon } from '../../control/connect.js'
@@ -36,7 +37,7 @@ export const down: Command = {
 async function waitExit (pid: number, timeout = 20_000): Promise<void> {
   const deadline = Date.now() + timeout
   while (Date.now() < deadline) {
-    try { process.kill(pid, 0) } catch { return }
+    if (!processAlive(pid)) return
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new DaemonNotRunningError(`the daemon (pid ${pid}) did not exit within ${timeout} ms`)

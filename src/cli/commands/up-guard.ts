@@ -5,6 +5,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { ControlClient } from '../../control/client.js'
 import { homePaths } from '../../control/paths.js'
 import { AmeshError, DaemonNotRunningError, errorMessage } from '../../util/errors.js'
+import { processAlive } from '../../util/process-alive.js'
 
 export class AlreadyRunningError extends AmeshError {
   constructor (home: string, pid: number) {
@@ -20,14 +21,10 @@ export class ListenAddressInUseError extends AmeshError {
   }
 }
 
-function alive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM' }
-}
-
 function pidFileOwner (home: string): number | undefined {
   try {
     const pid = Number(readFileSync(homePaths(home).pidFile, 'utf8').trim())
-    return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : undefined
+    return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid) ? pid : undefined
   } catch {
     return undefined
   }

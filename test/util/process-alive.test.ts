@@ -1,0 +1,50 @@
+import { strict as assert } from 'node:assert'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { processAlive, procState } from '../../src/util/process-alive.js'
+
+// A real zombie: perl forks a child that exits at once and never reaps it.
+function zombieMaker (): { parent: ChildProcess, child: Promise<number> } {
+  const parent = spawn('perl', ['-e', '$| = 1; my $p = fork(); if ($p == 0) { exit 0 } print "$p\\n"; sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = new Promise<number>((resolve, reject) => {
+    const rl = createInterface({ input: parent.stdout! })
+    rl.once('line', (l) => resolve(Number(l)))
+    parent.once('exit', () => reject(new Error('perl exited before naming its child')))
+  })
+  return { parent, child }
+}
+
+async function until (what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (ok()) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+describe('processAlive - a zombie has exited', function () {
+  let maker: ReturnType<typeof zombieMaker> | undefined
+
+  afterEach(() => { maker?.parent.kill('SIGKILL') })
+
+  it('an exited, unreaped child is not alive though kill(pid, 0) still succeeds; its live parent is', async function () {
+    if (process.platform !== 'linux') this.skip()
+    maker = zombieMaker()
+    const zombie = await maker.child
+    await until('the child to be a zombie', () => procState(zombie) === 'Z')
+    assert.doesNotThrow(() => process.kill(zombie, 0), 'kill(pid, 0) succeeds on a zombie: the reason for the /proc check')
+    assert.equal(processAlive(zombie), false)
+    assert.equal(processAlive(maker.parent.pid!), true)
+    assert.equal(processAlive(process.pid), true)
+  })
+
+  it('a pid with no process is not alive', async () => {
+    maker = zombieMaker()
+    const parent = maker.parent.pid!
+    maker.parent.kill('SIGKILL')
+    await new Promise((resolve) => maker!.parent.once('exit', resolve))
+    await until('the parent to be reaped', () => { try { process.kill(parent, 0); return false } catch { return true } })
+    assert.equal(processAlive(parent), false)
+    assert.equal(procState(parent), undefined)
+  })
+})

@@ -3,7 +3,9 @@
 // Last-Event-ID header) is served here rather than by the SDK, whose SSE writer
 // gives events no ids: every event carries `id: <seq>` (its place in the task's
 // durable history) and Last-Event-ID: k replays exactly the events after k,
-// then follows live ones until the task ends.
+// then follows live ones until the task ends. The replay waits for its reader
+// (a history past the bound still reaches a client that reads); what the
+// stream holds unread, written or heard meanwhile, is bounded by SSE_MAX_BUFFERED.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HostCalls } from './in-process.js'
 import { REPLAY_PAGE, RESUME_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'

@@ -3,7 +3,9 @@
 // Last-Event-ID header) is served here rather than by the SDK, whose SSE writer
 // gives events no ids: every event carries `id: <seq>` (its place in the task's
 // durable history) and Last-Event-ID: k replays exactly the events after k,
-// then follows live ones until the task ends.
+// then follows live ones until the task ends. The replay waits for its reader
+// (a history past the bound still reaches a client that reads); what the
+// stream holds unread, written or heard meanwhile, is bounded by SSE_MAX_BUFFERED.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HostCalls } from './in-process.js'
 import { REPLAY_PAGE, RESUME_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
@@ -66,30 +68,58 @@ function frame (req: IncomingMessage, binding: Binding): (e: JournalEvent) => st
   return (e) => `id: ${e.seq}\ndata: ${JSON.stringify(binding === 'jsonrpc' ? { jsonrpc: '2.0', id, result: e.event } : e.event)}\n\n`
 }
 
+/** Past the bound, counting what the stream holds unwritten (`held` bytes), a subscriber is cut. */
+function over (res: ServerResponse, held: number): boolean {
+  return res.writableLength + held > SSE_MAX_BUFFERED
+}
+
+/** Until the subscriber has taken what was written (or is gone): a replay goes no faster than its reader. */
+async function drained (res: ServerResponse): Promise<void> {
+  if (res.writableLength <= res.writableHighWaterMark || res.destroyed) return
+  await new Promise<void>((resolve) => {
+    const done = (): void => { res.off('drain', done); res.off('close', done); resolve() }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}
+
 async function stream (client: HostCalls, journal: TaskJournal, taskId: string, after: number, write: (e: JournalEvent) => string, res: ServerResponse, done: boolean): Promise<void> {
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'A2A-Extensions': RESUME_EXTENSION_URI })
   let last = after
   let ended = false
-  const pending: JournalEvent[] = []
+  // live events heard while the history is replayed, framed, and their bytes
+  const pending: Array<{ e: JournalEvent, text: string }> = []
+  let held = 0
   let replaying = true
-  const send = (e: JournalEvent): void => {
+  // a subscriber that stops reading costs bounded memory (this stream is also served outside express's bound)
+  const cut = (): void => { if (ended) return; ended = true; stop(); res.destroy() }
+  const send = (e: JournalEvent, text = write(e)): void => {
     if (ended || e.seq <= last) return
     last = e.seq
-    res.write(write(e))
-    // a subscriber that stops reading costs bounded memory (this stream is also served outside express's bound)
-    if (res.writableLength > SSE_MAX_BUFFERED) { res.destroy(); return }
+    res.write(text)
+    if (over(res, held)) { cut(); return }
     if (endsTask(e.event)) finish()
   }
-  const stop = journal.listen(taskId, (e) => { if (replaying) pending.push(e); else send(e) })
+  const stop = journal.listen(taskId, (e) => {
+    if (!replaying) { send(e); return }
+    const text = write(e)
+    pending.push({ e, text })
+    held += text.length
+    if (over(res, held)) cut()
+  })
   const finish = (): void => { if (ended) return; ended = true; stop(); res.end() }
   res.on('close', finish)
-  for (;;) {
+  replay: for (;;) {
     const page = await client.call('a2a.events', { task_id: taskId, after: last, limit: REPLAY_PAGE })
-    for (const e of page) send({ seq: e.seq, event: e.event as Record<string, unknown> })
-    if (page.length < REPLAY_PAGE || ended) break
+    for (const e of page) {
+      send({ seq: e.seq, event: e.event as Record<string, unknown> })
+      await drained(res)
+      if (ended) break replay
+    }
+    if (page.length < REPLAY_PAGE) break
   }
   replaying = false
-  for (const e of pending.splice(0)) send(e)
+  for (const p of pending.splice(0)) { held -= p.text.length; send(p.e, p.text) }
   // the task had ended before the events after Last-Event-ID: nothing more will come
   if (done) finish()
 }

@@ -68,6 +68,25 @@ export const RESERVATION_TIMEOUT = 10_000
 /** How often libp2p's connection monitor pings each connection, ms (libp2p's default: 10 s). */
 export const CONNECTION_PING_INTERVAL = 60_000
 
+/** How often kad-dht re-tags the DHT peers closest to this host (keep-alive), ms (kad-dht's default: 5 s). */
+export const CLOSEST_PEER_TAG_INTERVAL = 60_000
+
+/**
+ * kad-dht tags the 20 peers closest to this host (a keep-alive tag, so
+ * libp2p reconnects them) on a 5 s timer that diffs two peer sets each time,
+ * changed or not: a quarter of what an idle simulated host spent (0.064 of
+ * 0.275 % of a core per host at 30 hosts, bench/sim/idle-steps.ts). The set
+ * changes only when the routing table does; a new close peer is tagged up to
+ * a minute later instead of 5 s. kad-dht 15 does not pass the interval
+ * through its init, so it is set on its tagger before libp2p starts; if
+ * kad-dht has no such tagger, nothing is changed.
+ */
+function slowerCloseTagging (libp2p: Libp2p): void {
+  const dht = (libp2p.services as { dht?: { routingTable?: { closestPeerTagger?: { refreshInterval?: number } } } }).dht
+  const tagger = dht?.routingTable?.closestPeerTagger
+  if (tagger !== undefined && typeof tagger.refreshInterval === 'number') tagger.refreshInterval = CLOSEST_PEER_TAG_INTERVAL
+}
+
 /**
  * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
  * Kademlia DHT (server mode, private addresses kept, amesh record validators
@@ -81,7 +100,8 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
   const relay = opts.relay ?? defaultRelayConfig()
   const policy = opts.reservationPolicy ?? new ReservationPolicy(relay.accept, opts.log)
   const log = opts.log ?? (() => {})
-  return await createLibp2p({
+  const libp2p = await createLibp2p({
+    start: false,
     privateKey: opts.privateKey,
     datastore: new SelectingDatastore(opts.selectors ?? ameshSelectors),
     addresses: { listen: opts.listen, announceFilter },
@@ -125,4 +145,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
       ...(relay.serve ? { relay: circuitRelayServer(relayServerInit(relay)) } : {})
     }
   })
+  slowerCloseTagging(libp2p)
+  await libp2p.start()
+  return libp2p
 }

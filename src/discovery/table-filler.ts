@@ -6,19 +6,24 @@
 // peers for those 5 minutes: its lookups and publishes go through them only.
 // The filler asks the DHT for the peers closest to the host's own key again
 // while the table is thin (fewer than K peers) and has grown since the last
-// ask (a new DHT peer arrived) or the last ask failed or found more peers; it
-// stops asking when an ask found nothing new, until the table grows again.
-// A formed net whose tables do not change makes it do nothing at all.
+// ask (a new DHT peer arrived) or the last ask found more peers; it stops
+// asking when an ask found nothing new, until the table grows again. A failed
+// ask (on a loaded machine: it timed out) is tried again after twice the last
+// wait, up to kad-dht's own 5 minutes, so a starved host does not add a walk
+// every 30 s to the load that starves it. A formed net whose tables do not
+// change makes it do nothing at all.
 import type { Libp2p } from '@libp2p/interface'
 import type { SingleKadDHT } from '@libp2p/kad-dht'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { SECOND } from '../util/time.js'
+import { MINUTE, SECOND } from '../util/time.js'
 
 /** A table with fewer peers than a Kademlia bucket holds (K) is thin: a self-query may find more. */
 export const THIN_TABLE = 20
 /** At most one self-query per this interval, ms. */
 export const FILL_SPACING = 30 * SECOND
+/** A failed self-query is retried after twice the last wait, at most this, ms (kad-dht's own self-query interval). */
+export const FILL_BACKOFF_MAX = 5 * MINUTE
 /** The first self-query of the filler waits this long after start, ms (kad-dht runs its own 1 s after start). */
 export const FILL_FIRST_DELAY = 10 * SECOND
 /** A self-query of the filler is given up after this, ms. */
@@ -38,6 +43,8 @@ export class TableFiller {
   private lastAsk = 0
   /** routing-table size after the last ask; -1: never asked */
   private tableAtAsk = -1
+  /** wait before the next ask, ms: the spacing, doubled by each failed ask */
+  private wait: number
   /** self-queries run (for diagnostics and tests) */
   asks = 0
   private readonly spacing: number
@@ -46,6 +53,7 @@ export class TableFiller {
 
   constructor (private readonly libp2p: Libp2p, private readonly log: Logger, opts: TableFillerOptions = {}) {
     this.spacing = opts.spacing ?? FILL_SPACING
+    this.wait = this.spacing
     this.firstDelay = opts.firstDelay ?? FILL_FIRST_DELAY
   }
 
@@ -74,7 +82,7 @@ export class TableFiller {
   private schedule (): void {
     if (this.stopped || this.timer !== undefined || this.asking) return
     const now = Date.now()
-    const at = Math.max(this.startedAt + this.firstDelay, this.lastAsk + this.spacing)
+    const at = Math.max(this.startedAt + this.firstDelay, this.lastAsk + this.wait)
     this.timer = setTimeout(() => { this.timer = undefined; void this.ask() }, Math.max(0, at - now))
     this.timer.unref()
   }
@@ -96,7 +104,8 @@ export class TableFiller {
       this.asking = false
     }
     this.tableAtAsk = this.size()
-    // a failed ask, or one that found more, is followed by another after the spacing
+    this.wait = failed ? Math.min(2 * this.wait, FILL_BACKOFF_MAX) : this.spacing
+    // a failed ask is tried again after the longer wait, one that found more after the spacing
     if ((failed || this.tableAtAsk > before) && this.tableAtAsk < THIN_TABLE) this.schedule()
   }
 }

@@ -46,12 +46,12 @@ export interface Libp2pOptions {
   transports?: CreateOptions['transports']
   /** libp2p's connection monitor (default: a ping every CONNECTION_PING_INTERVAL, libp2p's timeouts); the simulation's are longer */
   connectionMonitor?: CreateOptions['connectionMonitor']
-  /** how long the DHT waits for a new or old contact's ping before it leaves it out of its routing table (default: kad-dht's, at least 5 s); the simulation's are longer */
+  /** how long the DHT waits for a new or old contact's ping, and for a connected peer's addition (the same ping), before it leaves it out of its routing table (default: kad-dht's: pings at least 5 s, the addition 10 s); the simulation's are longer */
   dhtPings?: DhtPings
 }
 
-/** kad-dht's routing-table ping timeouts. */
-export type DhtPings = Pick<KadDHTInit, 'pingNewContactTimeout' | 'pingOldContactTimeout'>
+/** kad-dht's routing-table ping timeouts, and its bound on adding a connected peer (which includes that ping). */
+export type DhtPings = Pick<KadDHTInit, 'pingNewContactTimeout' | 'pingOldContactTimeout' | 'onPeerConnectTimeout'>
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
 

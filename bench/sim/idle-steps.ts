@@ -1,10 +1,10 @@
-// `node --expose-gc --import ./dist/src/polyfill.js dist/bench/sim/idle-steps.js N SETTLE_S WINDOW_S`:
+// `node --expose-gc --import ./dist/src/polyfill.js dist/bench/sim/idle-steps.js N SETTLE_S WINDOW_S [STEPS]`:
 // what each timer of an idle simulated host costs, one at a time. Forms N
 // hosts (bench/sim/net.ts), waits SETTLE_S seconds, then measures the
 // process CPU over a window of WINDOW_S seconds with everything running, then
 // turns one periodic job off on every host and measures the next window, and
 // so on (each step keeps the earlier ones off): the difference between two
-// windows is what that job cost. No profiler runs (its sampling would be
+// windows is what that job cost (STEPS: only the first STEPS jobs). No profiler runs (its sampling would be
 // counted too). The jobs are stopped through their own stop() where they have
 // one; this is a measurement, not a way to run a host.
 import type { Libp2p } from '@libp2p/interface'
@@ -55,6 +55,7 @@ async function window (n: number, ms: number): Promise<number> {
 
 async function main (): Promise<void> {
   const [n, settle, win] = process.argv.slice(2, 5).map(Number)
+  const steps = STEPS.slice(0, process.argv[5] === undefined ? STEPS.length : Number(process.argv[5]))
   const net = new SimNet({ latency: 0 })
   await net.grow(n)
   await net.waitJoined(300_000)
@@ -64,7 +65,7 @@ async function main (): Promise<void> {
   out(`${n} hosts, ${win} s windows; % of a core per host`)
   let before = await window(n, win * 1000)
   out(`${before.toFixed(3).padStart(7)}  everything running (connections per host ${conns().toFixed(1)})`)
-  for (const [name, off] of STEPS) {
+  for (const [name, off] of steps) {
     for (const h of net.hosts) await off(h.running)
     await sleep(2_000)
     const now = await window(n, win * 1000)

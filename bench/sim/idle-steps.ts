@@ -60,16 +60,25 @@ async function main (): Promise<void> {
   await net.grow(n)
   await net.waitJoined(300_000)
   await sleep(settle * 1000)
-  const conns = (): number => net.hosts.reduce((a, h) => a + h.running.libp2p.getConnections().length, 0) / n
+  const filler = (h: RunningHost): { asks: number } => field(field(h.discovery, 'engine'), 'filler')
+  let asked = 0
+  const conns = (): string => {
+    const c = net.hosts.reduce((a, h) => a + h.running.libp2p.getConnections().length, 0) / n
+    const asks = net.hosts.reduce((a, h) => a + filler(h.running).asks, 0)
+    const tables = net.tableSizes()
+    const line = `connections per host ${c.toFixed(1)}, routing table min ${Math.min(...tables)} max ${Math.max(...tables)}, table-filler asks in all hosts since the last line ${asks - asked}`
+    asked = asks
+    return line
+  }
   const out = (line: string): void => { process.stdout.write(`${line}\n`) }
   out(`${n} hosts, ${win} s windows; % of a core per host`)
   let before = await window(n, win * 1000)
-  out(`${before.toFixed(3).padStart(7)}  everything running (connections per host ${conns().toFixed(1)})`)
+  out(`${before.toFixed(3).padStart(7)}  everything running (${conns()})`)
   for (const [name, off] of steps) {
     for (const h of net.hosts) await off(h.running)
     await sleep(2_000)
     const now = await window(n, win * 1000)
-    out(`${now.toFixed(3).padStart(7)}  without ${name}: ${(before - now).toFixed(3)} less (connections per host ${conns().toFixed(1)})`)
+    out(`${now.toFixed(3).padStart(7)}  without ${name}: ${(before - now).toFixed(3)} less (${conns()})`)
     before = now
   }
   await net.stop()

@@ -12,6 +12,7 @@
 // wait, up to kad-dht's own 5 minutes, so a starved host does not add a walk
 // every 30 s to the load that starves it. A formed net whose tables do not
 // change makes it do nothing at all.
+import { setMaxListeners } from 'node:events'
 import type { Libp2p } from '@libp2p/interface'
 import type { SingleKadDHT } from '@libp2p/kad-dht'
 import { errorMessage } from '../util/errors.js'
@@ -96,6 +97,7 @@ export class TableFiller {
     let failed = false
     try {
       const signal = AbortSignal.timeout(FILL_TIMEOUT)
+      setMaxListeners(Infinity, signal) // every path and peer of the walk listens on it, as on kad-dht's own self-query signal
       for await (const _ of this.dht.getClosestPeers(this.libp2p.peerId.toMultihash().bytes, { signal })) { /* the query adds what it meets */ } // eslint-disable-line @typescript-eslint/no-unused-vars
     } catch (err) {
       failed = true

@@ -18,6 +18,23 @@ function short (url: string): string {
   return url.replace(/^.*\/dist\//, '')
 }
 
+/** Time with each key anywhere on the stack (inclusive), ms: what a timer's callback costs with all it calls. */
+function inclusive (p: Profile, key: (n: Node) => string, k: number): Array<[string, number]> {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]))
+  const parent = new Map<number, number>()
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const ms = new Map<string, number>()
+  p.samples.forEach((id, i) => {
+    const seen = new Set<string>()
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const n = byId.get(at)
+      if (n !== undefined) seen.add(key(n))
+    }
+    for (const name of seen) ms.set(name, (ms.get(name) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000)
+  })
+  return [...ms.entries()].sort((a, b) => b[1] - a[1]).slice(0, k)
+}
+
 function top (p: Profile, key: (n: Node) => string, k: number): Array<[string, number]> {
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const ms = new Map<string, number>()
@@ -34,6 +51,12 @@ function top (p: Profile, key: (n: Node) => string, k: number): Array<[string, n
 function caller (): string {
   const lines = (new Error().stack ?? '').split('\n').filter((l) => l.includes('/dist/src/'))
   return lines.slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(.*\/dist\/src\//, '(')).join(' < ')
+}
+
+/** Function names of the stack below the caller's caller (who asked for a stream). */
+function callers (): string {
+  const lines = (new Error().stack ?? '').split('\n').slice(3, 12)
+  return lines.map((l) => /at (?:async )?([^ ]+) /.exec(l.trim())?.[1] ?? '').filter((f) => f !== '' && !f.startsWith('Object.') && !f.includes('newStream')).slice(0, 4).join(' < ')
 }
 
 function stackTop (): string {
@@ -54,7 +77,7 @@ function watch (net: SimNet): Map<string, number> {
     const abort = c.abort.bind(c)
     c.close = async (o) => { bump(`conn.close by ${stackTop()}`); await close(o) }
     c.abort = (e) => { bump(`conn.abort (${e?.name}: ${e?.message?.slice(0, 40)}) by ${stackTop()}`); abort(e) }
-    c.newStream = async (protocols, options) => { bump(`stream ${String(Array.isArray(protocols) ? protocols[0] : protocols)}`); return await orig(protocols, options) }
+    c.newStream = async (protocols, options) => { bump(`stream ${String(Array.isArray(protocols) ? protocols[0] : protocols)} by ${callers()}`); return await orig(protocols, options) }
   }
   for (const h of net.hosts) {
     const p2p = h.running.libp2p
@@ -96,8 +119,9 @@ async function main (): Promise<void> {
   const c0 = process.cpuUsage()
   await session.post('Profiler.start')
   await sleep(sample * 1000)
-  const { profile } = await session.post('Profiler.stop') as { profile: Profile }
+  // the CPU is read before the profile is stopped: building the profile took seconds of CPU itself
   const c1 = process.cpuUsage(c0)
+  const { profile } = await session.post('Profiler.stop') as { profile: Profile }
   lag.disable()
   process.stdout.write(`event-loop delay: p50 ${(lag.percentile(50) / 1e6).toFixed(0)} ms, p99 ${(lag.percentile(99) / 1e6).toFixed(0)} ms, max ${(lag.max / 1e6).toFixed(0)} ms\n`)
   const cpuMs = (c1.user + c1.system) / 1000
@@ -108,6 +132,8 @@ async function main (): Promise<void> {
   pr(top(profile, (x) => short(x.callFrame.url) || `(${x.callFrame.functionName})`, 25))
   process.stdout.write('top functions (self time):\n')
   pr(top(profile, (x) => `${x.callFrame.functionName || '(anon)'} ${short(x.callFrame.url)}:${x.callFrame.lineNumber}`, 30))
+  process.stdout.write('top functions (total time, with what they call):\n')
+  pr(inclusive(profile, (x) => `${x.callFrame.functionName || '(anon)'} ${short(x.callFrame.url)}:${x.callFrame.lineNumber}`, 60))
   process.stdout.write('events during the sample (all hosts):\n')
   for (const [k, v] of [...counts.entries()].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${String(v).padStart(7)}  ${k}\n`)
   if (out !== undefined) writeFileSync(out, JSON.stringify(profile))

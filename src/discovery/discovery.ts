@@ -19,6 +19,7 @@ import type { Directory } from './directory.js'
 import { CardGossip } from './gossip.js'
 import { NODE_NAME_PATTERN } from './card.js'
 import type { SignedNameClaim } from './records.js'
+import { TableFiller, type TableFillerOptions } from './table-filler.js'
 
 const LOOKUP_RETRY_DELAY = 500
 
@@ -57,10 +58,14 @@ export interface DiscoveryOptions {
   pruneInterval?: number
   /** ms; default PUBLISH_SETTLE */
   settle?: number
+  /** the thin routing table's self-queries (table-filler.ts): their spacing and first delay */
+  tableFill?: TableFillerOptions
 }
 
 export class Discovery {
   readonly records: DhtRecords
+  /** asks for the host's closest peers again while its routing table is thin */
+  readonly filler: TableFiller
   private readonly gossip?: CardGossip
   private readonly timers: NodeJS.Timeout[] = []
   private pending?: NodeJS.Timeout
@@ -78,6 +83,7 @@ export class Discovery {
   private lastGossip = 0
   private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => {
     if (!evt.detail.protocols.includes(DHT_PROTOCOL)) return
+    this.filler.peerArrived()
     if (this.peerPublishDue()) this.schedule(Math.max(this.settle, this.lastPublish + PUBLISH_SPACING - Date.now()))
     else if (this.peerGossipDue()) this.scheduleGossip()
   }
@@ -93,6 +99,7 @@ export class Discovery {
 
   constructor (private readonly components: DiscoveryEngineComponents, private readonly opts: DiscoveryOptions = {}) {
     this.records = new DhtRecords(components.libp2p)
+    this.filler = new TableFiller(components.libp2p, components.log, opts.tableFill)
     if (opts.gossip !== false) this.gossip = new CardGossip(components.libp2p, components.directory, components.log)
     this.settle = opts.settle ?? PUBLISH_SETTLE
   }
@@ -106,6 +113,7 @@ export class Discovery {
     this.started = true
     this.stopped = false
     this.gossip?.start()
+    this.filler.start()
     this.directory.on('card', this.onCard)
     this.libp2p.addEventListener('peer:identify', this.onIdentify)
     await this.directory.prune().catch(() => 0)
@@ -124,6 +132,7 @@ export class Discovery {
     this.timers.length = 0
     clearTimeout(this.pending)
     clearTimeout(this.gossipPending)
+    this.filler.stop()
     this.gossip?.stop()
     this.directory.off('card', this.onCard)
     this.libp2p.removeEventListener('peer:identify', this.onIdentify)

@@ -46,12 +46,12 @@ export interface Libp2pOptions {
   transports?: CreateOptions['transports']
   /** libp2p's connection monitor (default: a ping every CONNECTION_PING_INTERVAL, libp2p's timeouts); the simulation's are longer */
   connectionMonitor?: CreateOptions['connectionMonitor']
-  /** how long the DHT waits for a new or old contact's ping before it leaves it out of its routing table (default: kad-dht's, at least 5 s); the simulation's are longer */
+  /** how long the DHT waits for a new or old contact's ping, and for a connected peer's addition (the same ping), before it leaves it out of its routing table (default: kad-dht's: pings at least 5 s, the addition 10 s); the simulation's are longer */
   dhtPings?: DhtPings
 }
 
-/** kad-dht's routing-table ping timeouts. */
-export type DhtPings = Pick<KadDHTInit, 'pingNewContactTimeout' | 'pingOldContactTimeout'>
+/** kad-dht's routing-table ping timeouts, and its bound on adding a connected peer (which includes that ping). */
+export type DhtPings = Pick<KadDHTInit, 'pingNewContactTimeout' | 'pingOldContactTimeout' | 'onPeerConnectTimeout'>
 
 type Discovery = ReturnType<typeof mdns> | ReturnType<typeof bootstrap>
 
@@ -68,6 +68,25 @@ export const RESERVATION_TIMEOUT = 10_000
 /** How often libp2p's connection monitor pings each connection, ms (libp2p's default: 10 s). */
 export const CONNECTION_PING_INTERVAL = 60_000
 
+/** How often kad-dht re-tags the DHT peers closest to this host (keep-alive), ms (kad-dht's default: 5 s). */
+export const CLOSEST_PEER_TAG_INTERVAL = 60_000
+
+/**
+ * kad-dht tags the 20 peers closest to this host (a keep-alive tag, so
+ * libp2p reconnects them) on a 5 s timer that diffs two peer sets each time,
+ * changed or not: a quarter of what an idle simulated host spent (0.064 of
+ * 0.275 % of a core per host at 30 hosts, bench/sim/idle-steps.ts). The set
+ * changes only when the routing table does; a new close peer is tagged up to
+ * a minute later instead of 5 s. kad-dht 15 does not pass the interval
+ * through its init, so it is set on its tagger before libp2p starts; if
+ * kad-dht has no such tagger, nothing is changed.
+ */
+function slowerCloseTagging (libp2p: Libp2p): void {
+  const dht = (libp2p.services as { dht?: { routingTable?: { closestPeerTagger?: { refreshInterval?: number } } } }).dht
+  const tagger = dht?.routingTable?.closestPeerTagger
+  if (tagger !== undefined && typeof tagger.refreshInterval === 'number') tagger.refreshInterval = CLOSEST_PEER_TAG_INTERVAL
+}
+
 /**
  * The host's libp2p peer: TCP + Noise + Yamux, identify, ping, amesh's own
  * Kademlia DHT (server mode, private addresses kept, amesh record validators
@@ -81,7 +100,8 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
   const relay = opts.relay ?? defaultRelayConfig()
   const policy = opts.reservationPolicy ?? new ReservationPolicy(relay.accept, opts.log)
   const log = opts.log ?? (() => {})
-  return await createLibp2p({
+  const libp2p = await createLibp2p({
+    start: false,
     privateKey: opts.privateKey,
     datastore: new SelectingDatastore(opts.selectors ?? ameshSelectors),
     addresses: { listen: opts.listen, announceFilter },
@@ -125,4 +145,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
       ...(relay.serve ? { relay: circuitRelayServer(relayServerInit(relay)) } : {})
     }
   })
+  slowerCloseTagging(libp2p)
+  await libp2p.start()
+  return libp2p
 }

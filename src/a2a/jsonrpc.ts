@@ -11,7 +11,6 @@ import { A2A_VERSION_HEADER, Extensions, formatSSEErrorEvent, formatSSEEvent, HT
 import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors'
 import { defaultServerCallContextBuilder, JsonRpcTransportHandler, validateVersion, type A2ARequestHandler } from '@a2a-js/sdk/server'
 import { buildUser } from './caller.js'
-import { SSE_MAX_BUFFERED } from './constants.js'
 import { bodyOf, sendJson } from './errors.js'
 
 /** JSON-RPC internal error: a server fault, answered with HTTP 500 as the SDK does. */
@@ -45,12 +44,6 @@ function contentTypeRefused (req: IncomingMessage): string | undefined {
   const raw = header(req, 'content-type')
   if (raw === undefined || raw === '') return undefined
   return raw.split(';', 1)[0].trim().toLowerCase() === 'application/json' ? undefined : raw
-}
-
-/** An SSE response whose unread output passes the bound is cut: a client that stops reading costs bounded memory. */
-function boundedWrite (res: ServerResponse, chunk: string): void {
-  res.write(chunk)
-  if (res.writableLength > SSE_MAX_BUFFERED) res.destroy()
 }
 
 /** One node's JSON-RPC endpoint: what the SDK's jsonRpcHandler does for `POST /`, on a request whose body is read and whose caller is authenticated. */
@@ -99,11 +92,11 @@ export class JsonRpcEndpoint {
     for (const [k, v] of Object.entries(SSE_HEADERS)) res.setHeader(k, v)
     res.flushHeaders()
     try {
-      if (first.done !== true) boundedWrite(res, formatSSEEvent(first.value))
+      if (first.done !== true) res.write(formatSSEEvent(first.value))
       for (;;) {
         const next = await stream.next()
         if (next.done === true) break
-        boundedWrite(res, formatSSEEvent(next.value))
+        res.write(formatSSEEvent(next.value))
       }
     } catch (err) {
       if (!res.writableEnded) res.write(formatSSEErrorEvent({ jsonrpc: '2.0', id: errorId(req), error: JsonRpcTransportHandler.mapToJSONRPCError(err) }))

@@ -8,7 +8,8 @@
 // stream holds unread, written or heard meanwhile, is bounded by SSE_MAX_BUFFERED.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HostCalls } from './in-process.js'
-import { REPLAY_PAGE, RESUME_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
+import { REPLAY_PAGE, RESUME_EXTENSION_URI } from './constants.js'
+import { overBound } from './output-bound.js'
 import { callerOf } from './caller.js'
 import { bodyOf, RPC, sendError, type Binding } from './errors.js'
 import type { JournalEvent, TaskJournal } from './journal.js'
@@ -68,11 +69,6 @@ function frame (req: IncomingMessage, binding: Binding): (e: JournalEvent) => st
   return (e) => `id: ${e.seq}\ndata: ${JSON.stringify(binding === 'jsonrpc' ? { jsonrpc: '2.0', id, result: e.event } : e.event)}\n\n`
 }
 
-/** Past the bound, counting what the stream holds unwritten (`held` bytes), a subscriber is cut. */
-function over (res: ServerResponse, held: number): boolean {
-  return res.writableLength + held > SSE_MAX_BUFFERED
-}
-
 /** Until the subscriber has taken what was written (or is gone): a replay goes no faster than its reader. */
 async function drained (res: ServerResponse): Promise<void> {
   if (res.writableLength <= res.writableHighWaterMark || res.destroyed) return
@@ -97,7 +93,7 @@ async function stream (client: HostCalls, journal: TaskJournal, taskId: string, 
     if (ended || e.seq <= last) return
     last = e.seq
     res.write(text)
-    if (over(res, held)) { cut(); return }
+    if (overBound(res, held)) { cut(); return }
     if (endsTask(e.event)) finish()
   }
   const stop = journal.listen(taskId, (e) => {
@@ -105,7 +101,7 @@ async function stream (client: HostCalls, journal: TaskJournal, taskId: string, 
     const text = write(e)
     pending.push({ e, text })
     held += text.length
-    if (over(res, held)) cut()
+    if (overBound(res, held)) cut()
   })
   const finish = (): void => { if (ended) return; ended = true; stop(); res.end() }
   res.on('close', finish)

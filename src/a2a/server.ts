@@ -16,7 +16,8 @@ import { SECOND } from '../util/time.js'
 import { authMiddleware } from './auth.js'
 import { JSON_TYPES, JsonBodyReader } from './body.js'
 import { buildUser } from './caller.js'
-import { NODE_EXTENSION_URI, SSE_MAX_BUFFERED } from './constants.js'
+import { NODE_EXTENSION_URI } from './constants.js'
+import { boundWrites } from './output-bound.js'
 import { RPC, sendError, type Binding } from './errors.js'
 import { NodeExecutor } from './executor.js'
 import { JsonRpcEndpoint } from './jsonrpc.js'
@@ -142,14 +143,9 @@ function bodyError (err: unknown, req: IncomingMessage, res: ServerResponse, bin
   else sendError(req, res, binding, 500, RPC.internal, 'INTERNAL', errorMessage(err))
 }
 
-/** An SSE (or any) response whose unread output passes the bound is cut: a client that stops reading costs bounded memory. */
+/** Every response of the express app is bounded as the JSON-RPC ones are (output-bound.ts). */
 function boundOutput (_req: Request, res: Response, next: NextFunction): void {
-  const write = res.write.bind(res) as (...a: unknown[]) => boolean
-  res.write = ((...args: unknown[]) => {
-    const ok = write(...args)
-    if (res.writableLength > SSE_MAX_BUFFERED) res.destroy()
-    return ok
-  }) as typeof res.write
+  boundWrites(res)
   next()
 }
 
@@ -160,6 +156,7 @@ export function buildHandler (d: FaceDeps, baseUrl: () => string): RequestListen
   return (req, res) => {
     const name = rpcTarget(req)
     if (name === undefined) { app(req, res); return }
+    boundWrites(res)
     faces.serveRpc(name, req, res).catch((err: unknown) => { sendError(req, res, 'jsonrpc', 500, RPC.internal, 'INTERNAL', errorMessage(err)) })
   }
 }

@@ -12,7 +12,8 @@ export function procState (pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // "PID (COMM) S ...": COMM may hold spaces and parentheses, so read after the last ')'
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) || undefined
+    const state = stat.charAt(stat.lastIndexOf(')') + 2)
+    return state === '' ? undefined : state
   } catch {
     return undefined
   }

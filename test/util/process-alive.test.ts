@@ -28,7 +28,10 @@ describe('processAlive - a zombie has exited', function () {
   afterEach(() => { maker?.parent.kill('SIGKILL') })
 
   it('an exited, unreaped child is not alive though kill(pid, 0) still succeeds; its live parent is', async function () {
-    if (process.platform !== 'linux') this.skip()
+    if (process.platform !== 'linux') {
+      process.stderr.write('      (skipped: zombies are told from /proc, which only Linux has; elsewhere processAlive is kill(pid, 0))\n')
+      this.skip()
+    }
     maker = zombieMaker()
     const zombie = await maker.child
     await until('the child to be a zombie', () => procState(zombie) === 'Z')

@@ -9,6 +9,8 @@ import * as cbor from '@ipld/dag-cbor'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/
 const NON_ASCII = /[^\x00-\x7f]/
+/** strings up to this many code units try the character-by-character ASCII path (below 256: a one- or two-byte head) */
+const SHORT_TEXT = 64
 
 class Unsupported extends Error {}
 
@@ -43,11 +45,36 @@ class Writer {
   }
 
   text (s: string): void {
-    if (LONE_SURROGATE.test(s)) throw new Unsupported()
+    if (s.length <= SHORT_TEXT && this.shortAscii(s)) return
     const n = Buffer.byteLength(s, 'utf8')
+    // every character outside ASCII takes more bytes than code units, so n === length means ASCII: no surrogate to look for
+    const ascii = n === s.length
+    if (!ascii && LONE_SURROGATE.test(s)) throw new Unsupported()
     this.head(3, n)
     this.room(n)
-    this.pos += this.buf.write(s, this.pos, n, 'utf8')
+    this.pos += ascii ? this.buf.write(s, this.pos, n, 'latin1') : this.buf.write(s, this.pos, n, 'utf8')
+  }
+
+  /**
+   * A short ASCII string (keys, ids, names, enums: most strings of a packet)
+   * written character by character, without the native calls; false (nothing
+   * written) at the first character outside ASCII.
+   */
+  private shortAscii (s: string): boolean {
+    const len = s.length
+    this.room(len + 2)
+    const buf = this.buf
+    const start = this.pos + (len < 24 ? 1 : 2)
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i)
+      if (c >= 0x80) return false
+      buf[start + i] = c
+    }
+    // the head: a byte length below 24 fits in the initial byte, up to 255 in one more
+    if (len < 24) buf[this.pos] = 0x60 | len
+    else { buf[this.pos] = 0x78; buf[this.pos + 1] = len }
+    this.pos = start + len
+    return true
   }
 
   bytes (b: Uint8Array): void {

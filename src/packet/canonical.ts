@@ -8,7 +8,6 @@
 import * as cbor from '@ipld/dag-cbor'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/
-const NON_ASCII = /[^\x00-\x7f]/
 /** strings up to this many code units try the character-by-character ASCII path (below 256: a one- or two-byte head) */
 const SHORT_TEXT = 64
 
@@ -90,9 +89,15 @@ export function keyOrder (a: string, b: string): number {
   return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
 }
 
+/** Whether every character of `s` is ASCII (a short key: a loop, not a regular expression). */
+function isAscii (s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return false
+  return true
+}
+
 function writeMap (w: Writer, v: Record<string, unknown>): void {
   const keys = Object.keys(v)
-  for (const k of keys) if (NON_ASCII.test(k)) throw new Unsupported()
+  for (const k of keys) if (!isAscii(k)) throw new Unsupported()
   keys.sort(keyOrder)
   w.head(5, keys.length)
   for (const k of keys) { w.text(k); writeValue(w, v[k]) }
@@ -145,7 +150,8 @@ function encodeWith (w: Writer, value: unknown): Uint8Array {
     throw err
   }
   const out = new Uint8Array(w.pos)
-  out.set(w.buf.subarray(0, w.pos))
+  // a plain view of the written part (Buffer#subarray builds a Buffer object)
+  out.set(new Uint8Array(w.buf.buffer, w.buf.byteOffset, w.pos))
   return out
 }
 

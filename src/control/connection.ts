@@ -80,6 +80,9 @@ export class Connection {
     else d.reject(err)
   }
 
+  /** A request finished (or failed): one bound function for all of them, no closure per request. */
+  private readonly settled = (): void => { this.pending--; this.pump() }
+
   /** A request line arrived: run it now, or once the connection has room. */
   request (line: string): void {
     this.waiting.push(line)
@@ -94,7 +97,7 @@ export class Connection {
     while (this.waiting.length > 0 && this.pending < this.limits.maxPending && !this.congested() && !this.socket.destroyed) {
       const line = this.waiting.shift() as string
       this.pending++
-      void this.run(line).finally(() => { this.pending--; this.pump() })
+      this.run(line).then(this.settled, this.settled)
     }
     const hold = this.waiting.length > 0 || this.pending >= this.limits.maxPending || this.congested()
     if (hold && !this.socket.isPaused()) this.socket.pause()

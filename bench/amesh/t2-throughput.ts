@@ -17,7 +17,7 @@ export const BATCH = 256
 /** How a burst's packets are handed to the sender's control socket. */
 export type SendFn = (a: Daemon, as: string, to: string, count: number, size: number) => Promise<string[]>
 const single: SendFn = async (a, as, to, count, size) => await sendMany(a.control, as, to, count, size, WINDOW)
-const batched: SendFn = async (a, as, to, count, size) => await sendManyBatched(a.control, as, to, count, size, WINDOW, BATCH)
+export const batched: SendFn = async (a, as, to, count, size) => await sendManyBatched(a.control, as, to, count, size, WINDOW, BATCH)
 
 /** Wall time, peak RSS of both hosts, CPU per packet of client, sender (a) and receiver (b). */
 export interface Burst { elapsedMs: number, peakRss: { a: number, b: number }, cpu: CpuPerItem }

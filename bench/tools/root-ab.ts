@@ -11,12 +11,14 @@ import { toolContext } from '../lib/tool-context.js'
 import { startCpu } from '../lib/cpu.js'
 import { p50, p99, perSecond } from '../lib/stats.js'
 import type { BenchContext } from '../lib/types.js'
-import { burst } from '../amesh/t2-throughput.js'
+import { batched, burst } from '../amesh/t2-throughput.js'
 import { latencySplit } from '../amesh/t1-latency.js'
 import { startPair } from '../amesh/pair.js'
 
 /** T1 samples per round (AB_T1 in the environment; 0: no T1) */
 const t1Samples = Number(process.env.AB_T1 ?? 400)
+/** AB_BATCH=1: after the T2 burst, one of the same count through send.batch (as T2.batch) */
+const withBatch = process.env.AB_BATCH === '1'
 const T1_WARMUP = 50
 
 const f0 = (n: number | undefined): string => n === undefined ? '-' : n.toFixed(0)
@@ -31,7 +33,9 @@ async function once (ctx: BenchContext, count: number): Promise<string> {
     await burst(pair.a, pair.b, 2000, 512)
     const r = await burst(pair.a, pair.b, count, 512)
     const s = r.cpu.subjects
-    return `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
+    const rb = withBatch ? await burst(pair.a, pair.b, count, 512, undefined, undefined, batched) : undefined
+    const batch = rb === undefined ? '' : `T2.batch ${perSecond(count, rb.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${rb.cpu.client.toFixed(0)}/${f0(rb.cpu.subjects.sender)}/${f0(rb.cpu.subjects.receiver)} main s/r ${f0(rb.cpu.main.sender)}/${f0(rb.cpu.main.receiver)} us | `
+    return batch + `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
       `T1 p50 ${p50(t1.total).toFixed(2)} p99 ${p99(t1.total).toFixed(2)} accept ${p50(t1.accept).toFixed(2)} ms cpu c/s/r ${c1.client.toFixed(0)}/${f0(c1.subjects.sender)}/${f0(c1.subjects.receiver)} us`
   } finally {
     await pair.stop()

@@ -44,6 +44,8 @@ export class Connection {
   /** a reply written over several writes (one line): other writes wait for it */
   private exclusive?: Promise<void>
   private stall?: NodeJS.Timeout
+  /** the writes waiting for the socket's next drain (or its close) */
+  private drain?: { promise: Promise<void>, resolve: () => void, reject: (err: Error) => void }
 
   constructor (
     readonly socket: Socket,
@@ -51,9 +53,35 @@ export class Connection {
     private readonly log: Logger,
     private readonly run: (line: string) => Promise<void>
   ) {
-    socket.on('drain', () => { this.clearStall(); this.pump() })
-    socket.on('close', () => { this.clearStall(); this.abort.abort(); this.waiting.length = 0 })
+    socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
+    socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
   }
+
+  /**
+   * The next drain (or the close), one promise shared by every write waiting
+   * for it: a burst of replies past the socket's high-water mark adds no
+   * listener pair per reply.
+   */
+  private nextDrain (): Promise<void> {
+    if (this.drain === undefined) {
+      let resolve = (): void => {}
+      let reject = (_err: Error): void => {}
+      const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej })
+      this.drain = { promise, resolve, reject }
+    }
+    return this.drain.promise
+  }
+
+  private settleDrain (err?: Error): void {
+    const d = this.drain
+    if (d === undefined) return
+    this.drain = undefined
+    if (err === undefined) d.resolve()
+    else d.reject(err)
+  }
+
+  /** A request finished (or failed): one bound function for all of them, no closure per request. */
+  private readonly settled = (): void => { this.pending--; this.pump() }
 
   /** A request line arrived: run it now, or once the connection has room. */
   request (line: string): void {
@@ -69,7 +97,7 @@ export class Connection {
     while (this.waiting.length > 0 && this.pending < this.limits.maxPending && !this.congested() && !this.socket.destroyed) {
       const line = this.waiting.shift() as string
       this.pending++
-      void this.run(line).finally(() => { this.pending--; this.pump() })
+      this.run(line).then(this.settled, this.settled)
     }
     const hold = this.waiting.length > 0 || this.pending >= this.limits.maxPending || this.congested()
     if (hold && !this.socket.isPaused()) this.socket.pause()
@@ -116,12 +144,7 @@ export class Connection {
     coalesce(socket)
     if (socket.write(data)) return
     if (!stream) this.watchStall()
-    await new Promise<void>((resolve, reject) => {
-      const onDrain = (): void => { socket.off('close', onClose); resolve() }
-      const onClose = (): void => { socket.off('drain', onDrain); reject(new ClientGoneError()) }
-      socket.once('drain', onDrain)
-      socket.once('close', onClose)
-    })
+    await this.nextDrain()
   }
 
   private watchStall (): void {

@@ -133,7 +133,7 @@ export class ControlServer {
   private accept (socket: Socket): void {
     this.sockets.add(socket)
     socket.setEncoding('utf8')
-    const conn: Connection = new Connection(socket, this.limits, this.log, async (line) => await this.track(this.dispatch(conn, line)))
+    const conn: Connection = new Connection(socket, this.limits, this.log, (line) => this.track(this.dispatch(conn, line)))
     const splitter = new LineSplitter((line) => conn.request(line))
     socket.on('data', (chunk: string) => {
       try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
@@ -142,9 +142,13 @@ export class ControlServer {
     socket.on('error', () => {})
   }
 
-  private async track (handling: Promise<void>): Promise<void> {
-    this.running.add(handling)
-    try { await handling } finally { this.running.delete(handling) }
+  /** Keep `handling` in `running` until it settles; returns it as it is (no wrapper promise per request). */
+  private track (handling: Promise<void>): Promise<void> {
+    const running = this.running
+    running.add(handling)
+    const settled = (): void => { running.delete(handling) }
+    handling.then(settled, settled)
+    return handling
   }
 
   private async dispatch (conn: Connection, line: string): Promise<void> {

@@ -8,7 +8,10 @@
 import * as cbor from '@ipld/dag-cbor'
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/
-const NON_ASCII = /[^\x00-\x7f]/
+/** strings up to this many code units try the character-by-character ASCII path (below 256: a one- or two-byte head) */
+const SHORT_TEXT = 64
+/** maps of up to this many keys are sorted by insertion */
+const SORT_BY_INSERTION = 32
 
 class Unsupported extends Error {}
 
@@ -43,11 +46,36 @@ class Writer {
   }
 
   text (s: string): void {
-    if (LONE_SURROGATE.test(s)) throw new Unsupported()
+    if (s.length <= SHORT_TEXT && this.shortAscii(s)) return
     const n = Buffer.byteLength(s, 'utf8')
+    // every character outside ASCII takes more bytes than code units, so n === length means ASCII: no surrogate to look for
+    const ascii = n === s.length
+    if (!ascii && LONE_SURROGATE.test(s)) throw new Unsupported()
     this.head(3, n)
     this.room(n)
-    this.pos += this.buf.write(s, this.pos, n, 'utf8')
+    this.pos += ascii ? this.buf.write(s, this.pos, n, 'latin1') : this.buf.write(s, this.pos, n, 'utf8')
+  }
+
+  /**
+   * A short ASCII string (keys, ids, names, enums: most strings of a packet)
+   * written character by character, without the native calls; false (nothing
+   * written) at the first character outside ASCII.
+   */
+  private shortAscii (s: string): boolean {
+    const len = s.length
+    this.room(len + 2)
+    const buf = this.buf
+    const start = this.pos + (len < 24 ? 1 : 2)
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i)
+      if (c >= 0x80) return false
+      buf[start + i] = c
+    }
+    // the head: a byte length below 24 fits in the initial byte, up to 255 in one more
+    if (len < 24) buf[this.pos] = 0x60 | len
+    else { buf[this.pos] = 0x78; buf[this.pos + 1] = len }
+    this.pos = start + len
+    return true
   }
 
   bytes (b: Uint8Array): void {
@@ -63,10 +91,27 @@ export function keyOrder (a: string, b: string): number {
   return a.length !== b.length ? a.length - b.length : (a < b ? -1 : a > b ? 1 : 0)
 }
 
+/** Whether every character of `s` is ASCII (a short key: a loop, not a regular expression). */
+function isAscii (s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return false
+  return true
+}
+
+/** keys.sort(keyOrder), by insertion: a packet's maps have a few to a dozen keys, where this beats the comparator calls of Array#sort */
+function sortKeys (keys: string[]): void {
+  if (keys.length > SORT_BY_INSERTION) { keys.sort(keyOrder); return }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]
+    let j = i - 1
+    while (j >= 0 && keyOrder(keys[j], k) > 0) { keys[j + 1] = keys[j]; j-- }
+    keys[j + 1] = k
+  }
+}
+
 function writeMap (w: Writer, v: Record<string, unknown>): void {
   const keys = Object.keys(v)
-  for (const k of keys) if (NON_ASCII.test(k)) throw new Unsupported()
-  keys.sort(keyOrder)
+  for (const k of keys) if (!isAscii(k)) throw new Unsupported()
+  sortKeys(keys)
   w.head(5, keys.length)
   for (const k of keys) { w.text(k); writeValue(w, v[k]) }
 }
@@ -118,7 +163,8 @@ function encodeWith (w: Writer, value: unknown): Uint8Array {
     throw err
   }
   const out = new Uint8Array(w.pos)
-  out.set(w.buf.subarray(0, w.pos))
+  // a plain view of the written part (Buffer#subarray builds a Buffer object)
+  out.set(new Uint8Array(w.buf.buffer, w.buf.byteOffset, w.pos))
   return out
 }
 

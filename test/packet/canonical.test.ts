@@ -28,6 +28,18 @@ describe('packet - canonical encoder', () => {
     same(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${String.fromCharCode(97 + (i % 26))}${i}`, i])))
   })
 
+  it('matches dag-cbor for ASCII strings on both sides of the short-string path (64 code units) and its head sizes, and non-ASCII at any place in them', () => {
+    const ascii = (n: number): string => Array.from({ length: n }, (_, i) => String.fromCharCode(i % 128)).join('')
+    for (const len of [0, 1, 22, 23, 24, 25, 63, 64, 65, 255, 256, 512, 70_000]) {
+      same(ascii(len))
+      same({ [ascii(Math.min(len, 40)).replace(/[^a-z]/g, 'k') + 'x']: ascii(len) })
+      for (const at of [0, Math.floor(len / 2), len - 1]) {
+        if (len === 0) continue
+        for (const c of ['é', '中', '😀', '\ud800', '\u0080', '\u007f']) same(ascii(len).slice(0, at) + c + ascii(len).slice(at + 1))
+      }
+    }
+  })
+
   it('hands other values to dag-cbor: floats, lone surrogates, non-ASCII keys, null; undefined fails the same way', () => {
     same(1.5)
     same('\ud800x')

@@ -6,6 +6,7 @@ import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
 import { renderFollowPage } from '../../src/control/follow-frames.js'
+import { daemonNodeFlags } from '../../src/host/heap.js'
 import { waitFor } from './cli.js'
 import { cpuMsOf } from './cpu.js'
 import { rssOf } from './proc.js'
@@ -80,7 +81,9 @@ export class Daemon {
     const cfg = [`listen: ["${opts.listen ?? '/ip4/127.0.0.1/tcp/0'}"]`, 'mdns: false', `durability: ${opts.durability ?? 'batch'}`, ...(opts.config ?? [])]
     await writeFile(join(home, 'config.yaml'), cfg.join('\n') + '\n')
     const log = await open(join(home, 'amesh.log'), 'a')
-    const args = [...envNodeArgs(), ...(opts.nodeArgs ?? []), join(ctx.root, 'bin', 'amesh'), 'up', '--home', home]
+    // the node flags `up --detach` gives a daemon (src/host/heap.ts), unless the run chose its own
+    const extra = [...envNodeArgs(), ...(opts.nodeArgs ?? [])]
+    const args = [...daemonNodeFlags(extra), ...extra, join(ctx.root, 'bin', 'amesh'), 'up', '--home', home]
     for (const p of opts.peers ?? []) args.push('--peer', p)
     const child = spawn(opts.netns === undefined ? process.execPath : 'ip', opts.netns === undefined ? args : ['netns', 'exec', opts.netns, process.execPath, ...args], {
       stdio: ['ignore', log.fd, log.fd],

@@ -3,7 +3,7 @@
 // burst, and while the sender holds N packets for a host that is down.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/memory-probe.js [burst] [queued]
 // Extra daemon node flags come from AMESH_BENCH_NODE_ARGS, as for the bench.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sendMany, type Daemon } from '../lib/daemon.js'
@@ -13,11 +13,25 @@ import { RX, TX, startPair } from '../amesh/pair.js'
 
 const MiB = 2 ** 20
 
+/** kB of one field of /proc/<pid>/smaps_rollup */
+const rollupField = (text: string, name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0)
+
+/** Where the RSS that is not the V8 heap lives: anonymous (V8's spaces, malloc: LevelDB, libuv's pool) and file-backed (node's and the addons' code). */
+async function smaps (pid: number): Promise<string> {
+  try {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8')
+    const f = (kb: number): string => (kb / 1024).toFixed(1).padStart(6)
+    return `  anon ${f(rollupField(rollup, 'Anonymous'))} file ${f(rollupField(rollup, 'Rss') - rollupField(rollup, 'Anonymous'))}`
+  } catch {
+    return ''
+  }
+}
+
 async function line (label: string, d: Daemon): Promise<void> {
   const st = await d.control.call('status')
   const m = st.memory
   const f = (k: string): string => (m[k] / MiB).toFixed(1).padStart(7)
-  process.stdout.write(`${label.padEnd(34)} rss ${f('rss')}  heap ${f('heap_used')}/${f('heap_total')}  external ${f('external')}  buffers ${f('array_buffers')} MiB\n`)
+  process.stdout.write(`${label.padEnd(26)} rss ${f('rss')}  heap ${f('heap_used')}/${f('heap_total')}  ext ${f('external')}  buf ${f('array_buffers')} MiB${await smaps(d.pid)}\n`)
 }
 
 async function main (): Promise<void> {

@@ -193,11 +193,7 @@ export class A2aClients {
   forget (nodeId: string): void { this.clients.delete(nodeId) }
 }
 
-/** Whether the agent's card says it streams (then answers come over SSE). */
-export function streams (endpoint: A2aEndpoint): boolean {
-  const caps = endpoint.card.capabilities as { streaming?: unknown } | undefined
-  return caps?.streaming === true
-}
+export { streams } from './a2a-endpoint.js'
 
 /**
  * The dead-letter code of a refusal: amesh's own code where one is in the

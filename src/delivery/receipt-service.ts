@@ -20,8 +20,14 @@ import type { Logger } from '../util/log.js'
 // the sender's host (unless the packet says no_receipt), queued durably until
 // that host takes it.
 
-/** remote sends remembered in memory until they settle (beyond: read from the outbox) */
-const PENDING_SENDS = 65_536
+/**
+ * remote sends remembered in memory until they settle (beyond: read from the
+ * outbox). 8,192 covers what is in flight to hosts that answer (T2 keeps 512
+ * sends in flight); at 65,536 the notes of sends queued for a host that is
+ * down were ~13 MiB of a sender's V8 heap holding 100,000 (docs/PERFORMANCE.md,
+ * session 7), and an evicted note only costs a packet decode when its ack comes.
+ */
+const PENDING_SENDS = 8192
 
 /** The components receipts use (the composition root passes them). */
 export interface ReceiptDeps {

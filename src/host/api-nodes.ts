@@ -1,7 +1,7 @@
 // `amesh node ls` / `node rm` / `node add-a2a`: the local nodes as state a user can see and undo.
 import type { Handlers } from '../control/server.js'
 import type { A2aNodeInfo, LocalNodeRow } from '../control/wire.js'
-import { streams } from '../delivery/a2a-client.js'
+import { streams } from '../delivery/a2a-endpoint.js'
 import type { AgentsService } from '../agents/service.js'
 import { defineError, NameCollisionError, UnknownNodeError } from '../util/errors.js'
 import { checkNodeName, type LocalNode } from '../store/nodes.js'

@@ -11,11 +11,6 @@ import { Notices } from '../delivery/notices.js'
 import { ReceiptService } from '../delivery/receipt-service.js'
 import { DeliveryService, type Outcomes } from '../delivery/service.js'
 import { InboxTransport } from '../delivery/transport.js'
-import { A2aAnswers } from '../delivery/a2a-answers.js'
-import { A2aClients } from '../delivery/a2a-client.js'
-import { A2aExchange } from '../delivery/a2a-exchange.js'
-import { A2aTransport } from '../delivery/a2a-transport.js'
-import { A2aTaskStore } from '../store/a2a-tasks.js'
 import { CardExchange } from '../discovery/cards-protocol.js'
 import { Directory } from '../discovery/directory.js'
 import type { DiscoveryOptions } from '../discovery/discovery.js'
@@ -33,6 +28,7 @@ import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore, type Doomed, type OutboxEntry } from '../store/outbox.js'
 import { createLogger, type Logger } from '../util/log.js'
+import { a2aAgents, type A2aAgents } from './a2a-agents.js'
 import { BootstrapKeeper } from './bootstrap-keeper.js'
 import type { HostConfig } from './config.js'
 import { loadOrCreateHostKey } from './host-key.js'
@@ -95,7 +91,7 @@ export interface Components {
   readonly delivery: DeliveryService
   readonly sender: Sender
   /** external A2A agents as nodes (`node add-a2a`): their clients and their transport */
-  readonly a2a: { readonly clients: A2aClients, readonly transport: A2aTransport }
+  readonly a2a: A2aAgents
   /** `send` to "broadcast": one copy per group member through the sender */
   readonly broadcaster: Broadcaster
   /** receipt histories of sent messages; receipts for the senders of messages read or pushed here */
@@ -217,7 +213,7 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
   lifecycle.add('receipts', receipts)
-  const a2a = a2aAgents(stores, notices, label, log, outcomes)
+  const a2a = a2aAgents({ stores, notices, label, log, outcomes })
   lifecycle.add('a2a agents', a2a.transport)
   const sender = new Sender({ registry, resolver, authorizer: acl, transports: { local: new InboxTransport({ inbox }), remote: delivery, a2a: a2a.transport }, inbox, ttl: config.ttl })
   const broadcaster = new Broadcaster({ registry, resolver, nodes, directory, exchange, sender })
@@ -232,20 +228,6 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   }
   const agents = base.agents === true ? managedNodes(components, lifecycle) : undefined
   return { ...components, agents, lifecycle, stop: async () => await lifecycle.stop() }
-}
-
-/** External A2A agents: SDK clients (bounded), their open tasks, the answers into senders' inboxes, the outbox-backed transport. */
-function a2aAgents (stores: Stores, notices: Notices, label: (id: string) => string, log: Logger, outcomes: Outcomes): Components['a2a'] {
-  const { committer, inbox, outbox, nodes } = stores
-  // the agent's acceptance and the dead letters of its queue are rarer than
-  // peer acks: their receipt records go in a batch of their own
-  const accepted = async (e: OutboxEntry[]): Promise<void> => { await committer.writeUnsynced(outcomes.deliveredOps(e)); outcomes.settled(e) }
-  const dead = async (d: Doomed[]): Promise<void> => { await committer.writeUnsynced(outcomes.deadOps(d)); outcomes.settled(d.map((x) => x.entry)) }
-  const clients = new A2aClients()
-  const tasks = new A2aTaskStore(stores.db)
-  const answers = new A2aAnswers({ committer, inbox, tasks, log })
-  const exchange = new A2aExchange({ inbox, outbox, nodes, tasks, clients, answers, log, accepted })
-  return { clients, transport: new A2aTransport({ committer, inbox, outbox, tasks, exchange, notices, label, log, dead }) }
 }
 
 /** Receipts: the sender's histories and the receipt protocol (it reports pushes and reads of the consumption store). */

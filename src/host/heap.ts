@@ -12,10 +12,36 @@ export const HEAP_GROWING_PERCENT = 100
 
 const FLAG = 'heap-growing-percent'
 
-/** Whether the operator already chose a heap growing policy (node flags or NODE_OPTIONS). */
-function chosenByOperator (): boolean {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]
-  return given.some((a) => a.replace(/_/g, '-').startsWith(`--${FLAG}`))
+/** Whether the operator already chose a node flag (node flags, NODE_OPTIONS, or `also`). */
+function chosenByOperator (flag: string, also: readonly string[] = []): boolean {
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...also]
+  return given.some((a) => a.replace(/_/g, '-').startsWith(`--${flag}`))
+}
+
+/**
+ * The young generation's bound, MiB per semi-space. V8 sizes it from the
+ * machine (16 MiB per semi-space here, two of them, reached during start-up):
+ * a third of an idle host's V8 heap was empty new space, and a burst added
+ * ~20 MiB of RSS more. Measured (bench/tools/heap-ab.ts, T2 bursts of 30,000,
+ * alternated, docs/PERFORMANCE.md session 7): 8 MiB takes ~20 MiB off the
+ * sender's and ~25 off the receiver's peak at the same CPU per packet; 4 MiB
+ * takes ~27 off but costs the sender ~35 % more CPU per packet (more
+ * scavenges, more promotion).
+ */
+export const SEMI_SPACE_MIB = 8
+
+const SEMI_FLAG = 'max-semi-space-size'
+
+/**
+ * Node flags the daemon process must be started with (V8 sizes its young
+ * generation when the process starts, so unlike the growing policy this
+ * cannot be set from inside): used where amesh spawns a daemon (`up
+ * --detach`, which every command that starts a daemon goes through) and by
+ * the bench. A flag the operator gave (node flags, NODE_OPTIONS, `given`) is
+ * left to theirs.
+ */
+export function daemonNodeFlags (given: readonly string[] = []): string[] {
+  return chosenByOperator(SEMI_FLAG, given) ? [] : [`--${SEMI_FLAG}=${SEMI_SPACE_MIB}`]
 }
 
 /**
@@ -24,7 +50,7 @@ function chosenByOperator (): boolean {
  * every major GC, so setting it at run time takes effect.
  */
 export function tuneHeap (): string | undefined {
-  if (chosenByOperator()) return undefined
+  if (chosenByOperator(FLAG)) return undefined
   const flag = `--${FLAG}=${HEAP_GROWING_PERCENT}`
   setFlagsFromString(flag)
   applied = flag

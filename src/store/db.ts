@@ -188,27 +188,59 @@ interface NativeChainedBatch {
   _put: (key: string, value: Uint8Array) => void
   _del: (key: string) => void
   _write: (options: { sync: boolean }) => Promise<void>
+  /** empties the native WriteBatch (its buffer keeps its capacity) */
+  _clear: () => void
   close: () => Promise<void>
 }
 
+/** Batches of more bytes than this go through `_batch`, whose native WriteBatch is freed as soon as it is written. */
+export const POOLED_BATCH_MAX_BYTES = 1024 * 1024
+/** Chained batches kept for reuse: the group commit's and one unsynced write beside it. */
+export const BATCH_POOL_SIZE = 2
+
 /**
- * Write ops through a native chained batch: one native call per op with its
+ * Write ops through native chained batches: one native call per op with its
  * key and value as arguments, where `_batch` reads `type`, `key` and `value`
  * off every op object through N-API (measured: 1.6-2.1 µs of main-thread
  * CPU per op chained, 2.8-3.2 µs through `_batch`; 512 ops of 700 B puts and
  * empty puts, unsynced). The same ops in the same order make the same
- * LevelDB WriteBatch (test/store/committer.test.ts compares the stores).
+ * LevelDB WriteBatch (test/store/batch-target.test.ts compares the stores).
+ *
+ * classic-level frees a chained batch's native WriteBatch only when its JS
+ * wrapper is garbage collected (its `_close` does nothing), so a batch per
+ * write left hundreds of them, each holding a copy of its ops, in the main
+ * malloc heap between major GCs: +33 MiB of it on a sender during a 20,000 x
+ * 512 B burst (docs/PERFORMANCE.md, session 7). A few batches are kept and
+ * cleared after each write instead (`_clear` keeps the buffer's capacity,
+ * hence the byte bound); the pool is dropped when the store closes.
  */
-async function writeChained (make: () => NativeChainedBatch, ops: WriteOp[], sync: boolean): Promise<void> {
-  const b = make()
-  try {
-    for (const op of ops) {
-      if (op.type === 'put') b._put(op.key, op.value)
-      else b._del(op.key)
+class ChainedPool {
+  private readonly free: NativeChainedBatch[] = []
+  /** counts store closes: a batch made before one is not pooled again */
+  private closes = 0
+
+  constructor (private readonly make: () => NativeChainedBatch) {}
+
+  async write (ops: WriteOp[], sync: boolean): Promise<void> {
+    const b = this.free.pop() ?? this.make()
+    const made = this.closes
+    try {
+      for (const op of ops) {
+        if (op.type === 'put') b._put(op.key, op.value)
+        else b._del(op.key)
+      }
+      await b._write({ sync })
+    } finally {
+      b._clear()
+      if (made === this.closes && this.free.length < BATCH_POOL_SIZE) this.free.push(b)
+      else await b.close()
     }
-    await b._write({ sync })
-  } finally {
-    await b.close()
+  }
+
+  /** The store is closing: it closes every batch made on it; make new ones once it is open again. */
+  drop (): void {
+    this.closes++
+    this.free.length = 0
   }
 }
 
@@ -220,18 +252,20 @@ async function writeChained (make: () => NativeChainedBatch, ops: WriteOp[], syn
  * hooks (none are used), which cost more CPU per operation than the native
  * write itself (measured: 13-15 µs of CPU per operation through `batch()`,
  * 4-6 µs through `_batch`, 600 B puts, unsynced). Batches of more than one
- * op go through the chained batch (writeChained), single ops through
- * `_batch`. Otherwise (opening, closing, closed) the public path gives its
- * usual errors.
+ * op and at most POOLED_BATCH_MAX_BYTES go through a reused chained batch
+ * (ChainedPool), others through `_batch`. Otherwise (opening, closing,
+ * closed) the public path gives its usual errors.
  */
 export function batchTarget (db: RawDb): BatchTarget {
   const native = db as unknown as NativeBatch
   const array = native._batch
   const chained = native._chainedBatch
+  const pool = chained === undefined ? undefined : new ChainedPool(() => chained.call(db))
+  if (pool !== undefined) db.on('closing', () => { pool.drop() })
   return {
     batch: async (ops, options) => {
       if (db.status !== 'open' || array === undefined) await db.batch(ops, options as object)
-      else if (chained !== undefined && ops.length > 1) await writeChained(() => chained.call(db), ops, options.sync)
+      else if (pool !== undefined && ops.length > 1 && opBytes(ops) <= POOLED_BATCH_MAX_BYTES) await pool.write(ops, options.sync)
       else await array.call(db, ops, { sync: options.sync })
     }
   }

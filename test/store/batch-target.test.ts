@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { arrayBatchTarget, batchTarget, openDb, type BatchTarget, type RawDb, type WriteOp } from '../../src/store/db.js'
+import { POOLED_BATCH_MAX_BYTES, arrayBatchTarget, batchTarget, openDb, type BatchTarget, type RawDb, type WriteOp } from '../../src/store/db.js'
 import { seeded } from '../../src/util/seeded.js'
 
 /** Everything a store holds, in key order, values as hex. */
@@ -60,6 +60,24 @@ describe('store - batchTarget', () => {
     await fast.close()
     dbs.splice(dbs.indexOf(fast), 1)
     assert.deepEqual(await contents(await open('fast')), written)
+  })
+
+  it('reused chained batches (and batches past the pool\'s byte bound) store what the op-array batch stores, across a close and reopen of the same store', async () => {
+    const fast = await open('pooled')
+    const reference = await open('pooled-reference')
+    const fastTarget = batchTarget(fast)
+    const refTarget = arrayBatchTarget(reference)
+    const big: WriteOp[] = [0, 1].map((i) => ({ type: 'put', key: `big!${i}`, value: new Uint8Array(POOLED_BATCH_MAX_BYTES / 2 + 1).fill(i + 1) }))
+    const rounds = [...workload(), big, ...workload().map((ops) => ops.map((op): WriteOp => op.type === 'put' ? { ...op, key: `r2!${op.key}` } : op))]
+    for (const [k, ops] of rounds.entries()) {
+      // the store guard's reopen: the same db object closed and opened again, the same target kept
+      if (k === 45) { await fast.close(); await fast.open() }
+      await fastTarget.batch(ops, { sync: k % 3 === 0 })
+      await refTarget.batch(ops, { sync: k % 3 === 0 })
+    }
+    const written = await contents(fast)
+    assert.ok(written.some(([key]) => key === 'big!1'), 'the large batch landed')
+    assert.deepEqual(written, await contents(reference))
   })
 
   it('a batch on a closed store is refused with the store\'s own error, as through batch()', async () => {

@@ -52,7 +52,8 @@ function childArgs (args: Parsed): string[] {
 async function detach (args: Parsed, home: string): Promise<number> {
   const paths = homePaths(home)
   const log = openSync(paths.log, 'a', 0o600)
-  const child = spawn(process.execPath, [BIN, 'up', ...childArgs(args), '--home', home], {
+  const { daemonNodeFlags } = await import('../../host/heap.js')
+  const child = spawn(process.execPath, [...daemonNodeFlags(), BIN, 'up', ...childArgs(args), '--home', home], {
     detached: true,
     stdio: ['ignore', log, log],
     env: { ...process.env, AMESH_LOG_FILE: paths.log }
@@ -118,7 +119,8 @@ the same settings. A first start that fails removes what it created.
                        peer that serves as a relay is used the same way without this flag.
   --a2a HOST:PORT      serve the A2A 1.0 face there (off by default; also a2a: {listen} in
                        config.yaml); use a loopback address unless a2a.cert/key are set (docs/A2A.md)
-  --detach             run in the background; print the peer id and addresses, then exit`,
+  --detach             run in the background (node --max-semi-space-size=8: a smaller young
+                       generation, docs/CONFIGURATION.md Memory); print the peer id and addresses, then exit`,
   flags: { listen: 'list', peer: 'list', 'no-mdns': 'boolean', durability: 'string', detach: 'boolean', relay: 'boolean', 'via-relay': 'list', a2a: 'string' },
   run: async (args, home) => {
     // read once, before anything is created: bad flags or config fail here

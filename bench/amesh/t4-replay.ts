@@ -3,11 +3,13 @@
 // same host, through the control socket); then a fresh control connection
 // follows dst's inbox from seq 0 (`inbox.follow`, what `amesh inbox --follow`
 // and the MCP face use) and the clock runs until the last entry arrives.
-// T4.read pages through the same inbox with `inbox.read` (limit 10,000).
+// T4.read pages through the same inbox with `inbox.read` (limit 10,000) in
+// binary frames rendered here (`amesh inbox`), T4.read.json in JSON replies.
 import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
+import { renderFollowPage } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
 /** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
@@ -40,12 +42,14 @@ async function followAll (d: Daemon, node: string, count: number, framing: 'ndjs
   return t1 - t0
 }
 
-async function readAll (c: ControlClient, node: string, count: number): Promise<number> {
+async function readAll (c: ControlClient, node: string, count: number, framing: 'json' | 'binary'): Promise<number> {
   const t0 = nowMs()
   let after = 0
   let n = 0
   for (;;) {
-    const page = await c.call('inbox.read', { node, after, limit: 10_000 })
+    const params = { node, after, limit: 10_000 }
+    // binary: one frame per page rendered here, what `amesh inbox` does; json: the JSON reply (scripts, --json)
+    const page = framing === 'binary' ? renderFollowPage(await c.callFrame('inbox.read', params)) : await c.call('inbox.read', params)
     if (page.length === 0) break
     n += page.length
     after = page[page.length - 1].seq
@@ -67,14 +71,16 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     const held = await d.rss()
     const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'binary'))
     const ndjson = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'ndjson'))
-    const read = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count))
+    const read = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count, 'binary'))
+    const readJson = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count, 'json'))
     const followMs = follow.ms
     const readMs = read.ms
     const note = `${count} stored 512 B packets`
     const figures: Figure[] = [
       { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0, binary pages rendered by the client (amesh inbox --follow)` },
       { name: 'T4.ndjson', value: perSecond(count, ndjson.ms), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.follow from seq 0, NDJSON events (scripts, --json, the faces)` },
-      { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.read pages of 10,000` },
+      { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.read pages of 10,000, binary frames rendered by the client (amesh inbox)` },
+      { name: 'T4.read.json', value: perSecond(count, readJson.ms), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.read pages of 10,000, JSON replies (scripts, --json, the faces)` },
       { name: 'T4.fill', value: perSecond(count, fillMs), unit: 'msg/s', better: 'higher', baseline: 'B_batch', note: `local sends src -> dst, ${WINDOW} in flight, durability batch` }
     ]
     const cpuNote = (what: string): string => `CPU time per entry during ${what} (user + system; steadier than entries/s on a loaded machine)`
@@ -84,6 +90,8 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     figures.push({ name: 'T4.ndjson.cpu.client', value: ndjson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the consumer') })
     if (read.daemon !== undefined) figures.push({ name: 'T4.read.cpu.daemon', value: read.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon') })
     figures.push({ name: 'T4.read.cpu.client', value: read.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the consumer') })
+    if (readJson.daemon !== undefined) figures.push({ name: 'T4.read.json.cpu.daemon', value: readJson.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the daemon') })
+    figures.push({ name: 'T4.read.json.cpu.client', value: readJson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the consumer') })
     if (held !== undefined) figures.push({ name: 'T6.inbox', value: held / 2 ** 20, unit: 'MiB', better: 'lower', max: 200, note: `RSS of the host holding ${count} unacked packets in one inbox` })
     return figures
   } finally {

@@ -4,7 +4,7 @@
 // stored bytes, built straight from the store's values (readStored +
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
 // beside it and equal byte for byte: test/control/follow-stored.test.ts).
-import { encodeFollowPage, encodeFollowValues, VALUE_HEADER } from '../control/follow-frames.js'
+import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
 import { EncodedArray, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'
@@ -22,6 +22,8 @@ const FOLLOW_PAGE_BYTES = 1024 * 1024
 
 /** `inbox.read` stops adding entries once their stored bytes reach this (at least one entry) */
 export const READ_REPLY_BYTES = 16 * 1024 * 1024
+/** `inbox.read` with binary framing reads this many stored bytes at most (its frame then fits MAX_FRAME_BYTES: a packet is at most 512 KiB) */
+const READ_FRAME_BYTES = 15 * 1024 * 1024
 /** an `inbox.read` reply is rendered in pages of about this many packet bytes */
 const READ_PAGE_BYTES = 1024 * 1024
 
@@ -106,6 +108,22 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
     const page = entries.slice(start, end)
     start = end
     yield new EncodedArray<RenderedPacket>(page.length, entriesJsonEncoder(page, label), renderedJsonSize(page) + 64)
+  }
+}
+
+/**
+ * The entries of one `inbox.read` with binary framing: one follow page
+ * (follow-frames.ts) of at most READ_FRAME_BYTES of stored values, halved
+ * until its frame fits a client's bound (names of many distinct nodes).
+ */
+export async function readFrame (host: Host, nodeId: string, after: number, limit: number): Promise<Uint8Array> {
+  const label = (id: string): string => host.label(id)
+  const page = await host.inbox.readStored(nodeId, after, limit, READ_FRAME_BYTES)
+  for (let n = page.seqs.length; ; n = Math.ceil(n / 2)) {
+    const seqs = page.seqs.slice(0, n)
+    const values = page.values.slice(0, n)
+    const frame = page.plain ? encodeFollowValues(seqs, values, label) : encodeFollowPage(entriesOf({ ...page, seqs, values }), label)
+    if (frame.byteLength - FRAME_HEAD <= MAX_FRAME_BYTES || n <= 1) return frame
   }
 }
 

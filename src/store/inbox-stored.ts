@@ -7,8 +7,12 @@ import type { RawDb } from './db.js'
 import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
 import { Bucket } from './schema.js'
 
-/** entries asked of the native iterator per call */
-const NEXTV_CHUNK = 1024
+/**
+ * bytes the native iterator reads ahead per nextv call (classic-level's
+ * highWaterMarkBytes, default 16 KiB: about 25 entries of 512 B per native
+ * round trip); a follow page of about 1 MiB then comes in one or two calls
+ */
+const NEXTV_BYTES = 1024 * 1024
 
 /** Entries of one node's inbox in seq order: seqs[k] with its stored value values[k] (format 1, or the old CBOR map). */
 export interface StoredPage {
@@ -45,10 +49,10 @@ export function storedPageOf (entries: readonly InboxEntry[]): StoredPage {
  */
 export async function readStoredPage (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number): Promise<StoredPage> {
   const page: StoredPage = { seqs: [], values: [], bytes: 0, plain: true }
-  const it = db.iterator({ gt: seqKey(nodeId, after), lt: `${Bucket.inbox}${nodeId}!\xff`, limit })
+  const it = db.iterator({ gt: seqKey(nodeId, after), lt: `${Bucket.inbox}${nodeId}!\xff`, limit, highWaterMarkBytes: Math.max(1, Math.min(NEXTV_BYTES, maxBytes)) })
   try {
     while (page.seqs.length < limit && page.bytes < maxBytes) {
-      const chunk = await it.nextv(Math.min(NEXTV_CHUNK, limit - page.seqs.length))
+      const chunk = await it.nextv(limit - page.seqs.length)
       if (chunk.length === 0) break
       for (const [key, value] of chunk) {
         page.seqs.push(seqFromKey(key))

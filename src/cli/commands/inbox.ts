@@ -61,7 +61,9 @@ says so and exits 3.`,
         await followInbox(client, node, after, json, bool(args, 'ack'))
         return 0
       }
-      const entries = await client.call('inbox.read', { node, after, limit: int(args, 'limit') })
+      // for people the entries come as one binary frame rendered here (as --follow's pages); --json keeps the JSON reply
+      const params = { node, after, limit: int(args, 'limit') }
+      const entries: RenderedPacket[] = json ? await client.call('inbox.read', params) : renderFollowPage(await client.callFrame('inbox.read', params))
       for (const p of entries) await show(p, json)
       if (bool(args, 'ack') && entries.length > 0) await client.call('ack', { node, seq: entries[entries.length - 1].seq })
       return 0

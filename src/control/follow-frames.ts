@@ -264,6 +264,24 @@ export function decodeFollowPage (body: Uint8Array): { entries: PacketEntry[], l
   return { entries, labels }
 }
 
+/** The seq of a follow page's last entry (undefined for an empty page), found by lengths alone: a pager asks for the next page before rendering this one. */
+export function followPageLast (body: Uint8Array): number | undefined {
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const need = (at: number, n: number): void => { if (at + n > body.length) throw new MalformedFrameError(`follow page cut short at byte ${at}`) }
+  need(0, 6)
+  const count = view.getUint32(0)
+  let at = 6
+  for (let i = view.getUint16(4) * 2; i > 0; i--) { need(at, 2); at += 2 + view.getUint16(at) }
+  let last: number | undefined
+  for (let i = 0; i < count; i++) {
+    need(at, 20)
+    last = view.getFloat64(at)
+    at += 20 + view.getUint32(at + 16)
+  }
+  need(at, 0)
+  return last
+}
+
 /** The rendered entries of a follow page: what the JSON stream sends for them. */
 export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
   const { entries, labels } = decodeFollowPage(body)

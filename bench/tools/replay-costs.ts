@@ -1,7 +1,8 @@
 // In-process CPU cost per entry of each step of a replay (T4 / T4.read), with
 // nothing else running: the store's read of follow pages, the follow frame,
 // the client's rendering of it, and the inbox.read reply and its parse.
-//   node --import ./dist/src/polyfill.js dist/bench/tools/replay-costs.js [N] [ROUNDS]
+//   node --expose-gc --import ./dist/src/polyfill.js dist/bench/tools/replay-costs.js [N] [ROUNDS]
+// (--expose-gc: also the heap the inbox holds after storing N entries)
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +22,17 @@ import { text } from '../lib/daemon.js'
 const FOLLOW_FIRST = 256
 const FOLLOW_NEXT = 1700
 const READ_LIMIT = 10_000
+
+/** the message ids InboxStore remembers (inbox.ts RECENT_IDS) */
+const RECENT = 16_384
+
+/** V8 heap used after a full GC (with --expose-gc), bytes */
+function heapAfterGc (): number | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) return undefined
+  gc(); gc()
+  return process.memoryUsage().heapUsed
+}
 
 async function cpu (label: string, count: number, rounds: number, body: () => Promise<void>): Promise<void> {
   const per: number[] = []
@@ -56,6 +68,7 @@ async function main (): Promise<void> {
   try {
     const db = await openDb(join(dir, 'db'))
     const inbox = new InboxStore(db, new Committer(db, 'none'), 10_000_000)
+    const heap0 = heapAfterGc()
     for (let i = 0; i < n; i += 1000) {
       const items = Array.from({ length: Math.min(1000, n - i) }, (_, k) => {
         const p = { id: ulid(), from, to, from_name: 'src', to_name: 'dst', signal: 'MESSAGE' as const, scope: { files: [], zone: 'project' as const }, payload: { text: text(512, i + k) }, ts: Date.now() }
@@ -63,6 +76,8 @@ async function main (): Promise<void> {
       })
       await inbox.append(items)
     }
+    const heap1 = heapAfterGc()
+    if (heap0 !== undefined && heap1 !== undefined) process.stdout.write(`${'heap held after storing them (--expose-gc)'.padEnd(56)} ${((heap1 - heap0) / 2 ** 20).toFixed(1)} MiB = ${((heap1 - heap0) / n).toFixed(0)} B/entry (the inbox keeps the last ${RECENT} ids)\n`)
     await cpu('raw iterator (for await, utf8 keys, view values)', n, rounds, async () => {
       let k = 0
       for await (const _ of scan(db, `${Bucket.inbox}${to}!`)) k++

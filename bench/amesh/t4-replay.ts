@@ -11,7 +11,7 @@ import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
-import { followPageLast, renderFollowPage } from '../../src/control/follow-frames.js'
+import { eachFollowEntry, followPageLast } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
 /** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
@@ -81,7 +81,7 @@ async function readAllFramed (c: ControlClient, node: string, count: number): Pr
     const last = followPageLast(body)
     if (last === undefined) break
     page = ask(last)
-    for (const e of renderFollowPage(body)) {
+    for (const e of eachFollowEntry(body)) {
       if (e.seq !== expect++) throw new Error(`inbox.read gap: seq ${e.seq}`)
       n++
     }

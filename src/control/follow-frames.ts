@@ -278,8 +278,32 @@ export function followPageLast (body: Uint8Array): number | undefined {
     last = view.getFloat64(at)
     at += 20 + view.getUint32(at + 16)
   }
-  need(at, 0)
+  if (at !== body.length) throw new MalformedFrameError(`follow page has ${body.length - at} bytes after its last entry`)
   return last
+}
+
+/**
+ * renderFollowPage's entries one at a time, each decoded from the page as it
+ * is rendered (a large page does not hold all its entries and rendered
+ * objects at once, so they die young); the page's layout is checked whole
+ * before the first one.
+ */
+export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder()): Generator<RenderedPacket> {
+  followPageLast(body)
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const count = view.getUint32(0)
+  const labels = new Map<string, string>()
+  let at = 6
+  const str = (): string => { const n = view.getUint16(at); const s = text.decode(body.subarray(at + 2, at + 2 + n)); at += 2 + n; return s }
+  for (let i = view.getUint16(4); i > 0; i--) { const id = str(); labels.set(id, str()) }
+  const label = (id: string): string => labels.get(id) ?? id
+  for (let i = 0; i < count; i++) {
+    const len = view.getUint32(at + 16)
+    const e: PacketEntry = { seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) }
+    at += 20 + len
+    const p = decoder.decode(e.packet)
+    yield p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  }
 }
 
 /** The rendered entries of a follow page: what the JSON stream sends for them. */

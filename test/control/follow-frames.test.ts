@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert'
 import * as cbor from '@ipld/dag-cbor'
 import { ReplyReader } from '../../src/control/client.js'
-import { decodeFollowPage, encodeFollowPage, encodeFollowValues, followPageLast, FRAME_HEAD, partiesOf, renderFollowPage, VALUE_HEADER } from '../../src/control/follow-frames.js'
+import { decodeFollowPage, eachFollowEntry, encodeFollowPage, encodeFollowValues, followPageLast, FRAME_HEAD, partiesOf, renderFollowPage, VALUE_HEADER } from '../../src/control/follow-frames.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import { renderEntry, type PacketEntry } from '../../src/packet/render.js'
 import type { Packet } from '../../src/packet/types.js'
@@ -28,6 +28,9 @@ describe('control - binary follow frames', () => {
     assert.deepEqual(renderFollowPage(body), es.map((e) => renderEntry(e, label)))
     const { labels } = decodeFollowPage(body)
     assert.deepEqual([...labels], [[A, 'alice-here']])
+    assert.deepEqual([...eachFollowEntry(body)], renderFollowPage(body), 'one at a time, the same')
+    assert.throws(() => [...eachFollowEntry(body.subarray(0, body.length - 1))], { name: 'MalformedFrameError' })
+    assert.throws(() => [...eachFollowEntry(Buffer.concat([body, Buffer.from([0])]))], { name: 'MalformedFrameError' })
     assert.equal(followPageLast(body), 120, 'the last seq, by lengths alone')
     assert.equal(followPageLast(encodeFollowPage([], label).subarray(FRAME_HEAD)), undefined)
     assert.throws(() => followPageLast(body.subarray(0, body.length - 1)), { name: 'MalformedFrameError' })

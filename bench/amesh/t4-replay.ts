@@ -25,9 +25,10 @@ async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number
   return { ms, daemon, client: (c.user + c.system) / count }
 }
 
-/** a daemon using less CPU than this share of one core over SETTLE_STEP_MS is idle */
+/** a daemon using less CPU than this share of one core over SETTLE_STEP_MS, SETTLE_QUIET times in a row, is idle */
 const SETTLE_SHARE = 0.05
-const SETTLE_STEP_MS = 500
+const SETTLE_STEP_MS = 1000
+const SETTLE_QUIET = 2
 const SETTLE_MAX_MS = 30_000
 
 /**
@@ -38,10 +39,12 @@ const SETTLE_MAX_MS = 30_000
 async function settle (d: Daemon): Promise<number> {
   const t0 = nowMs()
   let last = await d.cpuMs()
-  while (last !== undefined && nowMs() - t0 < SETTLE_MAX_MS) {
+  let quiet = 0
+  while (last !== undefined && quiet < SETTLE_QUIET && nowMs() - t0 < SETTLE_MAX_MS) {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS))
     const now = await d.cpuMs()
-    if (now === undefined || now - last < SETTLE_SHARE * SETTLE_STEP_MS) break
+    if (now === undefined) break
+    quiet = now - last < SETTLE_SHARE * SETTLE_STEP_MS ? quiet + 1 : 0
     last = now
   }
   return nowMs() - t0

@@ -3,11 +3,15 @@
 // same host, through the control socket); then a fresh control connection
 // follows dst's inbox from seq 0 (`inbox.follow`, what `amesh inbox --follow`
 // and the MCP face use) and the clock runs until the last entry arrives.
-// T4.read pages through the same inbox with `inbox.read` (limit 10,000).
+// Between the fill and the replays the daemon is left to go idle (its
+// LevelDB compacts what the fill wrote, on its own threads).
+// T4.read pages through the same inbox with `inbox.read` (limit 10,000) in
+// binary frames rendered here (`amesh inbox`), T4.read.json in JSON replies.
 import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
+import { eachFollowEntry, followPageLast } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
 /** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
@@ -19,6 +23,31 @@ async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number
   const d1 = await d.cpuMs()
   const daemon = d0 === undefined || d1 === undefined ? undefined : (d1 - d0) * 1000 / count
   return { ms, daemon, client: (c.user + c.system) / count }
+}
+
+/** a daemon using less CPU than this share of one core over SETTLE_STEP_MS, SETTLE_QUIET times in a row, is idle */
+const SETTLE_SHARE = 0.05
+const SETTLE_STEP_MS = 1000
+const SETTLE_QUIET = 2
+const SETTLE_MAX_MS = 30_000
+
+/**
+ * Wait until the daemon is idle after the fill (LevelDB compacting what was
+ * written, receipts settling, all on the daemon's threads), so the replay's
+ * CPU per entry is the replay's own. Returns how long it took (ms).
+ */
+async function settle (d: Daemon): Promise<number> {
+  const t0 = nowMs()
+  let last = await d.cpuMs()
+  let quiet = 0
+  while (last !== undefined && quiet < SETTLE_QUIET && nowMs() - t0 < SETTLE_MAX_MS) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_STEP_MS))
+    const now = await d.cpuMs()
+    if (now === undefined) break
+    quiet = now - last < SETTLE_SHARE * SETTLE_STEP_MS ? quiet + 1 : 0
+    last = now
+  }
+  return nowMs() - t0
 }
 
 async function followAll (d: Daemon, node: string, count: number, framing: 'ndjson' | 'binary'): Promise<number> {
@@ -38,6 +67,30 @@ async function followAll (d: Daemon, node: string, count: number, framing: 'ndjs
   f.close()
   if (!Number.isFinite(t1)) throw new Error(`replay: ${n} of ${count} entries within 300 s`)
   return t1 - t0
+}
+
+/**
+ * T4.read in binary frames, as a pager does it: the next page is asked for
+ * (after the last seq, read from the frame's lengths) before this one is
+ * rendered, so the daemon reads the next page while this process renders.
+ */
+async function readAllFramed (c: ControlClient, node: string, count: number): Promise<number> {
+  const t0 = nowMs()
+  const ask = async (after: number): Promise<Uint8Array> => await c.callFrame('inbox.read', { node, after, limit: 10_000 })
+  let n = 0
+  let expect = 1
+  for (let page = ask(0); ;) {
+    const body = await page
+    const last = followPageLast(body)
+    if (last === undefined) break
+    page = ask(last)
+    for (const e of eachFollowEntry(body)) {
+      if (e.seq !== expect++) throw new Error(`inbox.read gap: seq ${e.seq}`)
+      n++
+    }
+  }
+  if (n !== count) throw new Error(`inbox.read returned ${n} of ${count}`)
+  return nowMs() - t0
 }
 
 async function readAll (c: ControlClient, node: string, count: number): Promise<number> {
@@ -65,16 +118,19 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
     const fillMs = nowMs() - tf
     const held = await d.rss()
+    const settled = await settle(d)
     const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'binary'))
     const ndjson = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'ndjson'))
-    const read = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count))
+    const read = await cpuPerEntry(d, count, async () => await readAllFramed(d.control, 'dst', count))
+    const readJson = await cpuPerEntry(d, count, async () => await readAll(d.control, 'dst', count))
     const followMs = follow.ms
     const readMs = read.ms
-    const note = `${count} stored 512 B packets`
+    const note = `${count} stored 512 B packets (daemon idle after the fill first: ${Math.round(settled)} ms)`
     const figures: Figure[] = [
       { name: 'T4', value: perSecond(count, followMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.follow from seq 0, binary pages rendered by the client (amesh inbox --follow)` },
       { name: 'T4.ndjson', value: perSecond(count, ndjson.ms), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.follow from seq 0, NDJSON events (scripts, --json, the faces)` },
-      { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.read pages of 10,000` },
+      { name: 'T4.read', value: perSecond(count, readMs), unit: 'entries/s', better: 'higher', baseline: 'B_iter', minRatio: 0.5, note: `${note}, inbox.read pages of 10,000, binary frames rendered by the client (amesh inbox), the next page asked for before this one is rendered` },
+      { name: 'T4.read.json', value: perSecond(count, readJson.ms), unit: 'entries/s', better: 'higher', baseline: 'B_iter', note: `${note}, inbox.read pages of 10,000, JSON replies (scripts, --json, the faces)` },
       { name: 'T4.fill', value: perSecond(count, fillMs), unit: 'msg/s', better: 'higher', baseline: 'B_batch', note: `local sends src -> dst, ${WINDOW} in flight, durability batch` }
     ]
     const cpuNote = (what: string): string => `CPU time per entry during ${what} (user + system; steadier than entries/s on a loaded machine)`
@@ -84,6 +140,8 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     figures.push({ name: 'T4.ndjson.cpu.client', value: ndjson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the consumer') })
     if (read.daemon !== undefined) figures.push({ name: 'T4.read.cpu.daemon', value: read.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon') })
     figures.push({ name: 'T4.read.cpu.client', value: read.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the consumer') })
+    if (readJson.daemon !== undefined) figures.push({ name: 'T4.read.json.cpu.daemon', value: readJson.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the daemon') })
+    figures.push({ name: 'T4.read.json.cpu.client', value: readJson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the consumer') })
     if (held !== undefined) figures.push({ name: 'T6.inbox', value: held / 2 ** 20, unit: 'MiB', better: 'lower', max: 200, note: `RSS of the host holding ${count} unacked packets in one inbox` })
     return figures
   } finally {

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
-import { renderFollowPage } from '../../src/control/follow-frames.js'
+import { eachFollowEntry } from '../../src/control/follow-frames.js'
 import { daemonNodeFlags } from '../../src/host/heap.js'
 import { waitFor } from './cli.js'
 import { cpuMsOf } from './cpu.js'
@@ -250,7 +250,7 @@ export async function followInbox (d: Daemon, node: string, after: number, onEve
   const client = await d.connect()
   const done = (framing === 'binary'
     // what `amesh inbox --follow` does: binary pages rendered in the client
-    ? client.frames('inbox.follow', { node, after }, (body) => { const at = nowMs(); for (const e of renderFollowPage(body)) onEvent(e, at) })
+    ? client.frames('inbox.follow', { node, after }, (body) => { const at = nowMs(); for (const e of eachFollowEntry(body)) onEvent(e, at) })
     : client.stream('inbox.follow', { node, after }, (e) => { onEvent(e as Rendered, nowMs()) })).catch(() => {})
   return { close: () => client.close(), done }
 }

@@ -1,6 +1,6 @@
 // Summarise a V8 .cpuprofile (from `node --cpu-prof`, e.g. daemons run with
 // AMESH_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"):
-//   node dist/bench/tools/cpuprofile.js FILE [--top N] [--skip-ms MS]
+//   node dist/bench/tools/cpuprofile.js FILE [--top N] [--skip-ms MS] [--until-ms MS]
 // Prints self time by function and by package/file, and inclusive time of
 // the top functions. --skip-ms drops the first MS of samples (start-up).
 import { readFileSync } from 'node:fs'
@@ -30,6 +30,7 @@ function main (): void {
   const file = args[0]
   const top = Number(args[args.indexOf('--top') + 1] ?? 25) || 25
   const skip = args.includes('--skip-ms') ? Number(args[args.indexOf('--skip-ms') + 1]) : 0
+  const until = args.includes('--until-ms') ? Number(args[args.indexOf('--until-ms') + 1]) : Number.POSITIVE_INFINITY
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   const parent = new Map<number, number>()
@@ -42,7 +43,7 @@ function main (): void {
   for (let i = 0; i < p.samples.length; i++) {
     const dt = (p.timeDeltas[i] ?? 0) / 1000
     t += dt
-    if (t < skip) continue
+    if (t < skip || t > until) continue
     const node = byId.get(p.samples[i])
     if (node === undefined) continue
     const cf = node.callFrame

@@ -12,7 +12,8 @@
 // the face holds. The result is copied as for every call.
 import type { CallName, EventOf, ParamsOf, ResultOf, StreamName } from '../control/methods.js'
 import { RemoteError, type ControlClient, type ParamsArg } from '../control/client.js'
-import { EncodedArray, PagedArray, parseParams, type MethodTable } from '../control/server.js'
+import { EncodedArray, FramedAnswer, PagedArray, parseParams, type MethodTable } from '../control/server.js'
+import { FRAME_HEAD, renderFollowPage } from '../control/follow-frames.js'
 import { DaemonNotRunningError, errorCode, errorMessage, UnknownMethodError } from '../util/errors.js'
 import { JsonBytes } from '../util/json-bytes.js'
 
@@ -45,6 +46,8 @@ async function arrayText (result: EncodedArray | PagedArray): Promise<string> {
 /** A result as the socket would deliver it: JSON, parsed again. */
 async function asDelivered (result: unknown): Promise<unknown> {
   if (result instanceof EncodedArray || result instanceof PagedArray) return JSON.parse(await arrayText(result))
+  // a binary frame (framing "binary") holds the entries a socket client renders from it
+  if (result instanceof FramedAnswer) return JSON.parse(JSON.stringify(renderFollowPage(result.frame.subarray(FRAME_HEAD))))
   const text = JSON.stringify(result)
   return text === undefined ? undefined : JSON.parse(text)
 }

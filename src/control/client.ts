@@ -142,6 +142,17 @@ export class ControlClient {
     await this.send(method, { ...params, framing: 'binary' }, undefined, onFrame)
   }
 
+  /**
+   * Call a method with binary framing (`framing: "binary"` is added to the
+   * params): resolves with the body of the one frame it answers with (a copy).
+   */
+  async callFrame<K extends CallName> (method: K, params: ParamsOf<K>): Promise<Uint8Array> {
+    let body: Uint8Array | undefined
+    await this.send(method, { ...params, framing: 'binary' }, undefined, (b) => { body = new Uint8Array(b) })
+    if (body === undefined) throw new MalformedFrameError(`${method} answered without its binary frame`)
+    return body
+  }
+
   /** Call any method by name, untyped (a server with its own table, or a deliberately wrong request). */
   async request<T = unknown> (method: string, params: object = {}): Promise<T> {
     return await this.send(method, params) as T

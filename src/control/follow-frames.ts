@@ -129,6 +129,111 @@ export function encodeFollowPage (entries: readonly PacketEntry[], label: (id: s
   return out
 }
 
+/**
+ * The names of a page's node ids, found as encodeFollowPage finds them (in
+ * order of first appearance, ids the host has no name for left out), with
+ * the ids compared as bytes: each distinct id is decoded and labelled once.
+ */
+class PageNames {
+  private readonly ids: Uint8Array[] = []
+  readonly names = new Map<string, Uint8Array>()
+  private readonly c = new CborCursor()
+  constructor (private readonly label: (id: string) => string) {}
+
+  /** Note the from and to of the packet in bytes[pos, end of bytes), as partiesOf reads them (from first). */
+  add (bytes: Uint8Array, pos: number): void {
+    const c = this.c
+    c.reset(bytes, pos)
+    const n = c.expect(MAJOR_MAP)
+    let from = -1
+    let fromLen = 0
+    let to = -1
+    let toLen = 0
+    for (let i = 0; i < n; i++) {
+      const k = c.expect(MAJOR_TEXT)
+      // a key that could decode to from/to other than byte for byte (a BOM): the reference way
+      if (k < 0 || c.pos + k > c.end || bytes[c.pos] === 0xef) { this.slow(bytes.subarray(pos)); return }
+      const key = k === 4 && bytes[c.pos] === 0x66 && bytes[c.pos + 1] === 0x72 && bytes[c.pos + 2] === 0x6f && bytes[c.pos + 3] === 0x6d
+        ? 1
+        : k === 2 && bytes[c.pos] === 0x74 && bytes[c.pos + 1] === 0x6f ? 2 : 0
+      c.pos += k
+      if (key === 0) { if (!skipItem(c, 1)) { this.slow(bytes.subarray(pos)); return } continue }
+      const v = c.expect(MAJOR_TEXT)
+      if (v < 0 || c.pos + v > c.end) { this.slow(bytes.subarray(pos)); return }
+      if (key === 1) { from = c.pos; fromLen = v } else { to = c.pos; toLen = v }
+      c.pos += v
+    }
+    if (n < 0 || from < 0 || to < 0) { this.slow(bytes.subarray(pos)); return }
+    this.id(bytes, from, fromLen)
+    this.id(bytes, to, toLen)
+  }
+
+  private id (bytes: Uint8Array, at: number, len: number): void {
+    for (const known of this.ids) if (known.length === len && sameAt(bytes, at, known)) return
+    const b = bytes.slice(at, at + len)
+    this.ids.push(b)
+    this.named(text.decode(b))
+  }
+
+  private named (id: string): void {
+    if (this.names.has(id)) return
+    const name = this.label(id)
+    if (name !== id) this.names.set(id, utf8.encode(name))
+  }
+
+  /** bytes the fast reader does not take: partiesOf decides (never the case for stored packets) */
+  private slow (packet: Uint8Array): void {
+    for (const id of partiesOf(packet) ?? []) this.named(id)
+  }
+}
+
+function sameAt (b: Uint8Array, at: number, want: Uint8Array): boolean {
+  // from the end: node ids share their first bytes
+  for (let i = want.length - 1; i >= 0; i--) if (b[at + i] !== want[i]) return false
+  return true
+}
+
+/** the leading bytes of an inbox value of format 1: format byte, received (f64 BE); the packet follows */
+export const VALUE_HEADER = 9
+
+/**
+ * The body of a follow page made straight from stored inbox values of format
+ * 1 ([0x01][received: f64 BE][packet], store/inbox-values.ts) with their
+ * seqs: the same bytes as encodeFollowPage of the decoded entries (its
+ * reference), with one copy of each value and no per-entry object.
+ */
+export function encodeFollowValues (seqs: readonly number[], values: readonly Uint8Array[], label: (id: string) => string): Uint8Array {
+  const names = new PageNames(label)
+  let size = FRAME_HEAD + 6
+  for (const v of values) {
+    size += 20 + v.byteLength - VALUE_HEADER
+    names.add(v, VALUE_HEADER)
+  }
+  let labelBytes = 0
+  const ids = new Map<string, Uint8Array>()
+  for (const [id, name] of names.names) { const b = utf8.encode(id); ids.set(id, b); labelBytes += 4 + b.length + name.length }
+  const out = Buffer.allocUnsafe(size + labelBytes)
+  out.fill(0, 0, FRAME_HEAD)
+  let at = FRAME_HEAD
+  out.writeUInt32BE(values.length, at); at += 4
+  out.writeUInt16BE(names.names.size, at); at += 2
+  for (const [id, name] of names.names) {
+    const idb = ids.get(id) as Uint8Array
+    out.writeUInt16BE(idb.length, at); out.set(idb, at + 2); at += 2 + idb.length
+    out.writeUInt16BE(name.length, at); out.set(name, at + 2); at += 2 + name.length
+  }
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k]
+    // the value copied so its packet lands at +20; its received (f64 BE, as the page has it) moved to +8
+    out.set(v, at + 20 - VALUE_HEADER)
+    out.copyWithin(at + 8, at + 21 - VALUE_HEADER, at + 20)
+    out.writeDoubleBE(seqs[k], at)
+    out.writeUInt32BE(v.byteLength - VALUE_HEADER, at + 16)
+    at += 20 + v.byteLength - VALUE_HEADER
+  }
+  return out
+}
+
 /** The entries of a follow page body and the names of its node ids (views into `body`). */
 export function decodeFollowPage (body: Uint8Array): { entries: PacketEntry[], labels: Map<string, string> } {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
@@ -157,6 +262,48 @@ export function decodeFollowPage (body: Uint8Array): { entries: PacketEntry[], l
   }
   if (at !== body.length) throw new MalformedFrameError(`follow page has ${body.length - at} bytes after its last entry`)
   return { entries, labels }
+}
+
+/** The seq of a follow page's last entry (undefined for an empty page), found by lengths alone: a pager asks for the next page before rendering this one. */
+export function followPageLast (body: Uint8Array): number | undefined {
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const need = (at: number, n: number): void => { if (at + n > body.length) throw new MalformedFrameError(`follow page cut short at byte ${at}`) }
+  need(0, 6)
+  const count = view.getUint32(0)
+  let at = 6
+  for (let i = view.getUint16(4) * 2; i > 0; i--) { need(at, 2); at += 2 + view.getUint16(at) }
+  let last: number | undefined
+  for (let i = 0; i < count; i++) {
+    need(at, 20)
+    last = view.getFloat64(at)
+    at += 20 + view.getUint32(at + 16)
+  }
+  if (at !== body.length) throw new MalformedFrameError(`follow page has ${body.length - at} bytes after its last entry`)
+  return last
+}
+
+/**
+ * renderFollowPage's entries one at a time, each decoded from the page as it
+ * is rendered (a large page does not hold all its entries and rendered
+ * objects at once, so they die young); the page's layout is checked whole
+ * before the first one.
+ */
+export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder()): Generator<RenderedPacket> {
+  followPageLast(body)
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
+  const count = view.getUint32(0)
+  const labels = new Map<string, string>()
+  let at = 6
+  const str = (): string => { const n = view.getUint16(at); const s = text.decode(body.subarray(at + 2, at + 2 + n)); at += 2 + n; return s }
+  for (let i = view.getUint16(4); i > 0; i--) { const id = str(); labels.set(id, str()) }
+  const label = (id: string): string => labels.get(id) ?? id
+  for (let i = 0; i < count; i++) {
+    const len = view.getUint32(at + 16)
+    const e: PacketEntry = { seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) }
+    at += 20 + len
+    const p = decoder.decode(e.packet)
+    yield p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  }
 }
 
 /** The rendered entries of a follow page: what the JSON stream sends for them. */

@@ -75,7 +75,8 @@ export const METHODS = {
   'receipt.get': { params: z.object({ id: msgId }).strict() },
   /** block until a sent message reached a state (or ended: refused, dead), or the timeout */
   'receipt.wait': { params: z.object({ id: msgId, state: z.enum(RECEIPT_STATES), timeout_ms: z.number().int().min(0).max(MAX_RECEIPT_WAIT) }).strict() },
-  'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional() }).strict() },
+  /** framing "binary": the reply is one binary frame of the entries' stored bytes (a follow page, follow-frames.ts), for ControlClient.callFrame; default a JSON array */
+  'inbox.read': { params: z.object({ node: name, after: seq.optional(), limit: z.number().int().min(1).max(10_000).optional(), framing: z.enum(FRAMINGS).optional() }).strict() },
   /** framing "binary": pages as binary frames of stored bytes (follow-frames.ts), for ControlClient.frames; default NDJSON events */
   'inbox.follow': { params: z.object({ node: name, after: seq.optional(), framing: z.enum(FRAMINGS).optional() }).strict() },
   /** the node's most recent packets (acked or not), oldest first */

@@ -80,8 +80,19 @@ export class PagedArray<T = unknown> {
   constructor (readonly pages: () => AsyncIterable<EncodedArray<T>>) {}
 }
 
-/** A result, or for an array result the same array encoded item by item (at once or in pages). */
-export type Answer<R> = R | (R extends Array<infer E> ? EncodedArray<E> | PagedArray<E> : never)
+/**
+ * A call result sent as one binary frame (follow-frames.ts) whose body starts
+ * at FRAME_HEAD of `frame`, then the call's `end` line: for a client that
+ * asked for binary framing (ControlClient.callFrame)
+ */
+export class FramedAnswer<T = unknown> {
+  /** the type of the items the frame holds (types only) */
+  declare readonly item?: T
+  constructor (readonly frame: Uint8Array) {}
+}
+
+/** A result, or for an array result the same array encoded item by item (at once or in pages), or framed. */
+export type Answer<R> = R | (R extends Array<infer E> ? EncodedArray<E> | PagedArray<E> | FramedAnswer<E> : never)
 
 /** The daemon's implementation of one contract method (its params come from METHODS). */
 export type Handler<K extends MethodName> = K extends StreamName
@@ -166,6 +177,11 @@ export class ControlServer {
       } else if (m.call !== undefined) {
         const result = await m.call(params)
         if (result instanceof PagedArray) await writePaged(conn, id, result)
+        else if (result instanceof FramedAnswer) {
+          // the frame, then the end line that completes the call (other replies may go between)
+          await conn.write(binaryFrame(id, result.frame))
+          await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
+        }
         else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
         else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
         if (TRACING) mark(`ctl.out.${req.method}`)

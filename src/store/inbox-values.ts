@@ -21,7 +21,7 @@ export function seqKey (nodeId: string, seq: number): string {
  * Inbox entry value, format 1: [0x01][received: float64 BE][packet bytes]. The
  * old format (a CBOR map {r, p}, first byte 0xa2) is still read.
  */
-const ENTRY_FORMAT = 1
+export const ENTRY_FORMAT = 1
 export const ENTRY_HEADER = 9
 
 export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Array {

@@ -7,7 +7,9 @@ import { FifoMap } from '../util/fifo-map.js'
 import { InboxTails } from './inbox-tails.js'
 import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, encodeInboxValue, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
+import { readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
 
+export type { StoredPage } from './inbox-stored.js'
 export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
 
 const INBOX_PREFIX = Bucket.inbox
@@ -250,7 +252,6 @@ export class InboxStore extends EventEmitter {
     return this.tails.watch(nodeId)
   }
 
-  /** Entries with seq > after, in order, at most `limit`. Reads only durable data. */
   /**
    * Entries after seq `after`, oldest first: at most `limit`, and no more once
    * their stored bytes reach `maxBytes` (always at least one entry), so a page
@@ -268,6 +269,12 @@ export class InboxStore extends EventEmitter {
       if (bytes >= maxBytes) break
     }
     return out
+  }
+
+  /** read's entries as their stored values (inbox-stored.ts: no per-entry object; read is its reference). */
+  async readStored (nodeId: string, after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredPage> {
+    const cached = this.tails.read(nodeId, after, limit)
+    return cached !== undefined ? storedPageOf(cached) : await readStoredPage(this.db, nodeId, after, limit, maxBytes)
   }
 
   /** Where a stored message id is (durable entries only, within the dedup window). */

@@ -4,7 +4,7 @@
 import { strict as assert } from 'node:assert'
 import * as cbor from '@ipld/dag-cbor'
 import { ReplyReader } from '../../src/control/client.js'
-import { decodeFollowPage, encodeFollowPage, FRAME_HEAD, partiesOf, renderFollowPage } from '../../src/control/follow-frames.js'
+import { decodeFollowPage, eachFollowEntry, encodeFollowPage, encodeFollowValues, followPageLast, FRAME_HEAD, partiesOf, renderFollowPage, VALUE_HEADER } from '../../src/control/follow-frames.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import { renderEntry, type PacketEntry } from '../../src/packet/render.js'
 import type { Packet } from '../../src/packet/types.js'
@@ -28,6 +28,12 @@ describe('control - binary follow frames', () => {
     assert.deepEqual(renderFollowPage(body), es.map((e) => renderEntry(e, label)))
     const { labels } = decodeFollowPage(body)
     assert.deepEqual([...labels], [[A, 'alice-here']])
+    assert.deepEqual([...eachFollowEntry(body)], renderFollowPage(body), 'one at a time, the same')
+    assert.throws(() => [...eachFollowEntry(body.subarray(0, body.length - 1))], { name: 'MalformedFrameError' })
+    assert.throws(() => [...eachFollowEntry(Buffer.concat([body, Buffer.from([0])]))], { name: 'MalformedFrameError' })
+    assert.equal(followPageLast(body), 120, 'the last seq, by lengths alone')
+    assert.equal(followPageLast(encodeFollowPage([], label).subarray(FRAME_HEAD)), undefined)
+    assert.throws(() => followPageLast(body.subarray(0, body.length - 1)), { name: 'MalformedFrameError' })
   })
 
   it('partiesOf reads from and to as dag-cbor does', () => {
@@ -36,6 +42,29 @@ describe('control - binary follow frames', () => {
       assert.deepEqual(partiesOf(e.packet), [p.from, p.to])
     }
     assert.equal(partiesOf(new Uint8Array([0xff])), undefined)
+  })
+
+  it('a page made from stored values equals the page of their entries, byte for byte, also for packets the fast id reader leaves to partiesOf', () => {
+    const value = (e: PacketEntry): Uint8Array => {
+      const v = Buffer.alloc(VALUE_HEADER + e.packet.byteLength)
+      v[0] = 1; v.writeDoubleBE(e.received, 1); v.set(e.packet, VALUE_HEADER)
+      return v
+    }
+    const text = (s: string): number[] => { const b = [...Buffer.from(s)]; return [0x60 + b.length, ...b] }
+    const odd = [
+      cbor.encode({ zz: 1, a: 'x', from: B, to: A }), // other keys before, between and after to and from
+      new Uint8Array([0xa2, ...text('from'), ...text(A), ...text('\ufeffto'), ...text(B)]), // a BOM key
+      new Uint8Array([0xa1, ...text('from'), ...text(A)]), // no to
+      new Uint8Array([0xa2, ...text('to'), ...text(B), ...text('from'), 0x01]), // from not text
+      new Uint8Array([0xff, 0x00]),
+      new Uint8Array(0)
+    ]
+    const es: PacketEntry[] = [...entries(50), ...odd.map((packet, k) => ({ seq: 51 + k, received: 1_796_000_001_000.25 + k, packet }))]
+    for (const label of [(id: string): string => id === A ? 'alice-here' : id === B ? 'böb' : id, (id: string): string => id]) {
+      for (const page of [es, es.slice(0, 1), es.slice(50), es.slice(2, 3), []]) {
+        assert.deepEqual(Buffer.from(encodeFollowValues(page.map((e) => e.seq), page.map(value), label)), Buffer.from(encodeFollowPage(page, label)))
+      }
+    }
   })
 
   it('a cut page is refused with a named error', () => {

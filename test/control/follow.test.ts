@@ -98,4 +98,20 @@ describe('control - inbox.follow and inbox.read', function () {
     assert.equal(followed[0].seq, 101)
     assert.deepEqual(followed.slice(0, STORED - 100), read.slice(0, STORED - 100))
   })
+
+  it('inbox.read with binary framing (what amesh inbox uses) gives the same entries as the JSON reply: cursors, limits, the acked cursor, past the end, unknown nodes', async () => {
+    const asJson = async (params: { node: string, after?: number, limit?: number }): Promise<Row[]> => await c.call('inbox.read', params) as Row[]
+    const asFrame = async (params: { node: string, after?: number, limit?: number }): Promise<Row[]> => renderFollowPage(await c.callFrame('inbox.read', params)) as Row[]
+    const cases = [{ node: 'bob' }, { node: 'bob', after: 0, limit: 10_000 }, { node: 'bob', after: 0, limit: 1 }, { node: 'bob', after: 299, limit: 77 }, { node: 'bob', after: STORED - 1, limit: 5 }, { node: 'bob', after: 1_000_000 }, { node: 'al', after: 0 }]
+    for (const params of cases) {
+      const json = await asJson(params)
+      assert.deepEqual(await asFrame(params), json, JSON.stringify(params))
+    }
+    await c.call('ack', { node: 'bob', seq: 250 })
+    const fromCursor = await asFrame({ node: 'bob', limit: 3 })
+    assert.deepEqual(fromCursor.map((r) => r.seq), [251, 252, 253], 'after the acked cursor by default')
+    assert.deepEqual(fromCursor, await asJson({ node: 'bob', limit: 3 }))
+    await assert.rejects(c.callFrame('inbox.read', { node: 'nobody' }), { code: 'UNKNOWN_NODE' })
+    await assert.rejects(c.callFrame('inbox.read', { node: 'bob', limit: 10_001 }), { code: 'INVALID_ARGUMENT' })
+  })
 })

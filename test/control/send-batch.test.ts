@@ -137,7 +137,7 @@ describe('control - send.batch', function () {
     const rows = await inbox(h, 'bob')
     assert.deepEqual(rows.map((x) => x.payload.text), lines)
     assert.deepEqual(rows.map((x) => x.id), out.map((x) => x.id))
-    // amesh inbox --follow (binary pages rendered by the CLI) prints what amesh inbox (inbox.read, JSON) prints
+    // amesh inbox --follow (binary pages rendered by the CLI) prints what amesh inbox (one inbox.read frame rendered by the CLI) prints
     const read = (await h.ok(['inbox', 'bob', '--after', '0', '--limit', '10000'])).trimEnd().split('\n')
     assert.equal(read.length, lines.length)
     const follow = spawnAmesh(['inbox', 'bob', '--after', '0', '--follow', '--home', h.home])

@@ -4,7 +4,7 @@ import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
 import { connectRunning } from '../../control/connect.js'
-import { renderFollowPage } from '../../control/follow-frames.js'
+import { eachFollowEntry } from '../../control/follow-frames.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {
@@ -32,7 +32,7 @@ async function followInbox (client: ControlClient, node: string, after: number |
     })
   }
   if (json) await client.stream('inbox.follow', { node, after }, (event) => onEntry(event as RenderedPacket))
-  else await client.frames('inbox.follow', { node, after }, (body) => { for (const p of renderFollowPage(body)) onEntry(p) })
+  else await client.frames('inbox.follow', { node, after }, (body) => { for (const p of eachFollowEntry(body)) onEntry(p) })
   await chain
 }
 
@@ -61,9 +61,12 @@ says so and exits 3.`,
         await followInbox(client, node, after, json, bool(args, 'ack'))
         return 0
       }
-      const entries = await client.call('inbox.read', { node, after, limit: int(args, 'limit') })
-      for (const p of entries) await show(p, json)
-      if (bool(args, 'ack') && entries.length > 0) await client.call('ack', { node, seq: entries[entries.length - 1].seq })
+      // for people the entries come as one binary frame rendered here (as --follow's pages); --json keeps the JSON reply
+      const params = { node, after, limit: int(args, 'limit') }
+      let last: number | undefined
+      const entries: Iterable<RenderedPacket> = json ? await client.call('inbox.read', params) : eachFollowEntry(await client.callFrame('inbox.read', params))
+      for (const p of entries) { await show(p, json); last = p.seq }
+      if (bool(args, 'ack') && last !== undefined) await client.call('ack', { node, seq: last })
       return 0
     } finally {
       client.close()

@@ -1,0 +1,69 @@
+// A page of an inbox as its stored values (the fast path of InboxStore.read
+// for pages framed as stored bytes, follow-frames.ts): the seqs and the `i!`
+// values as LevelDB holds them, read in large native chunks (classic-level's
+// nextv) with no per-entry object. InboxStore.read stays the reference: the
+// same entries, in the same order, under the same limit and byte bound.
+import type { RawDb } from './db.js'
+import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
+import { Bucket } from './schema.js'
+
+/**
+ * bytes the native iterator reads ahead per nextv call (classic-level's
+ * highWaterMarkBytes, default 16 KiB: about 25 entries of 512 B per native
+ * round trip); a follow page of about 1 MiB then comes in one or two calls
+ */
+const NEXTV_BYTES = 1024 * 1024
+
+/** Entries of one node's inbox in seq order: seqs[k] with its stored value values[k] (format 1, or the old CBOR map). */
+export interface StoredPage {
+  seqs: number[]
+  values: Uint8Array[]
+  /** stored bytes of the values */
+  bytes: number
+  /** every value is of format 1 ([0x01][received: f64 BE][packet], inbox-values.ts) */
+  plain: boolean
+}
+
+/** The entries of a page, as InboxStore.read gives them. */
+export function entriesOf (page: StoredPage): InboxEntry[] {
+  return page.values.map((value, k) => {
+    const v = decodeInboxValue(value)
+    return { seq: page.seqs[k], packet: v.p, received: v.r }
+  })
+}
+
+export function storedPageOf (entries: readonly InboxEntry[]): StoredPage {
+  const page: StoredPage = { seqs: [], values: [], bytes: 0, plain: true }
+  for (const e of entries) {
+    const value = encodeInboxValue(e.received, e.packet)
+    page.seqs.push(e.seq)
+    page.values.push(value)
+    page.bytes += value.byteLength
+  }
+  return page
+}
+
+/**
+ * Entries after seq `after`: at most `limit`, and no more once their stored
+ * bytes reach `maxBytes` (always at least one entry), as InboxStore.read.
+ */
+export async function readStoredPage (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number): Promise<StoredPage> {
+  const page: StoredPage = { seqs: [], values: [], bytes: 0, plain: true }
+  const it = db.iterator({ gt: seqKey(nodeId, after), lt: `${Bucket.inbox}${nodeId}!\xff`, limit, highWaterMarkBytes: Math.max(1, Math.min(NEXTV_BYTES, maxBytes)) })
+  try {
+    while (page.seqs.length < limit && page.bytes < maxBytes) {
+      const chunk = await it.nextv(limit - page.seqs.length)
+      if (chunk.length === 0) break
+      for (const [key, value] of chunk) {
+        page.seqs.push(seqFromKey(key))
+        page.values.push(value)
+        page.bytes += value.byteLength
+        if (value[0] !== ENTRY_FORMAT) page.plain = false
+        if (page.bytes >= maxBytes) break
+      }
+    }
+  } finally {
+    await it.close()
+  }
+  return page
+}

@@ -4,7 +4,6 @@ import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
 import { connectRunning } from '../../control/connect.js'
-import { renderFollowPage } from '../../control/follow-frames.js'
 import { printLineAsync } from '../output.js'
 
 function human (p: RenderedPacket): string {
@@ -32,7 +31,11 @@ async function followInbox (client: ControlClient, node: string, after: number |
     })
   }
   if (json) await client.stream('inbox.follow', { node, after }, (event) => onEntry(event as RenderedPacket))
-  else await client.frames('inbox.follow', { node, after }, (body) => { for (const p of renderFollowPage(body)) onEntry(p) })
+  else {
+    // the binary page reader (packet decoder, dag-cbor) loads only for a follow that uses it
+    const { renderFollowPage } = await import('../../control/follow-frames.js')
+    await client.frames('inbox.follow', { node, after }, (body) => { for (const p of renderFollowPage(body)) onEntry(p) })
+  }
   await chain
 }
 

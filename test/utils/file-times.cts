@@ -2,8 +2,9 @@
 // is set) one JSON line per test file appended to FILE, in a serial run too:
 // {file, ms, cpuMs, tests} — the file's wall time from its first suite starting to its
 // last suite ending (its before/after hooks included) and the CPU time spent meanwhile
-// by this process, the processes it waited for (CLI calls) and the processes the
-// parent reaped (detached daemons, when the parent is test/utils/reap.pl).
+// by this process, the processes it waited for (CLI calls) and the processes its
+// ancestors reaped (detached daemons, which test/utils/reap.pl reaps; npx and sh in
+// between reap nothing before mocha ends).
 //
 //   AMESH_TEST_FILE_TIMES=/tmp/t.jsonl perl test/utils/reap.pl mocha \
 //     --reporter dist/test/utils/file-times.cjs 'dist/test/**/*.test.js'
@@ -12,22 +13,31 @@ import Mocha = require('mocha')
 
 const TICKS_PER_S = 100
 
-/** utime+stime+cutime+cstime of `pid` in ms; the reaped children only for `childrenOnly`. */
-function cpuMsOf (pid: number | 'self', childrenOnly: boolean): number {
+interface Stat { ppid: number, ownMs: number, childrenMs: number }
+
+/** fields 4 and 14-17 of /proc/PID/stat(5), times in ms; undefined once the process is gone */
+function statOf (pid: number | 'self'): Stat | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
-    // fields 14-17 of stat(5); f[0] is field 3
-    const [utime, stime, cutime, cstime] = [f[11], f[12], f[13], f[14]]
-    const ticks = childrenOnly ? cutime + cstime : utime + stime + cutime + cstime
-    return (ticks * 1000) / TICKS_PER_S
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number) // f[0] is field 3
+    return { ppid: f[1], ownMs: ((f[11] + f[12]) * 1000) / TICKS_PER_S, childrenMs: ((f[13] + f[14]) * 1000) / TICKS_PER_S }
   } catch {
-    return 0
+    return undefined
   }
 }
 
+/** this process's CPU, its reaped children's, and what every ancestor below PID 1 reaped */
 function cpuNowMs (): number {
-  return cpuMsOf('self', false) + cpuMsOf(process.ppid, true)
+  const self = statOf('self')
+  if (self === undefined) return 0
+  let ms = self.ownMs + self.childrenMs
+  for (let pid = self.ppid; pid > 1;) {
+    const up = statOf(pid)
+    if (up === undefined) break
+    ms += up.childrenMs
+    pid = up.ppid
+  }
+  return ms
 }
 
 interface Open { file: string, wall: number, cpu: number, tests: number }

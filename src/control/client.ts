@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net'
 import { AmeshError, DaemonNotRunningError, MalformedFrameError } from '../util/errors.js'
-import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './follow-frames.js'
+import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
 

@@ -21,14 +21,9 @@ import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'
 import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
 import { MalformedFrameError } from '../util/errors.js'
-import { MAX_LINE_BYTES } from './protocol.js'
+import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 
-/** the first byte of a binary frame (a JSON reply line starts with '{') */
-export const FRAME_MARK = 0x00
-/** marker, request id, body length */
-export const FRAME_HEAD = 9
-/** the largest frame body a client accepts */
-export const MAX_FRAME_BYTES = MAX_LINE_BYTES
+export { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES }
 
 const MAX_DEPTH = 32
 const utf8 = new TextEncoder()

@@ -3,7 +3,7 @@
 // allowed only there, so a typo'd --home never creates a home or puts a
 // daemon on the network.
 import { existsSync, mkdirSync, chmodSync, writeFileSync, statSync } from 'node:fs'
-import { stringify } from 'yaml'
+import { createRequire } from 'node:module'
 import { defineError } from '../util/errors.js'
 import { homePaths } from './paths.js'
 
@@ -48,6 +48,8 @@ export function initHome (home: string, settings: HomeSettings): boolean {
   if (existsSync(path)) return false
   const doc: Record<string, unknown> = { listen: settings.listen, mdns: settings.mdns }
   if (settings.peers !== undefined && settings.peers.length > 0) doc.peers = settings.peers
+  // yaml loads here, not at import: every CLI command imports this module (connect.ts), few write a config
+  const { stringify } = createRequire(import.meta.url)('yaml') as typeof import('yaml')
   writeFileSync(path, '# written by amesh init / amesh up: the settings a daemon started for this home uses\n' + stringify(doc), { mode: 0o600, flag: 'wx' })
   return true
 }

@@ -28,10 +28,7 @@ const MAX_RECEIPT_WAIT = DAY
 /** how a stream's events travel: one JSON line each, or binary frames (src/control/follow-frames.ts) */
 export const FRAMINGS = ['ndjson', 'binary'] as const
 
-/** at most this many sends in one `send.batch` */
-export const MAX_BATCH_SENDS = 1024
-/** at most this many characters of text and payload JSON in one `send.batch` */
-export const MAX_BATCH_CHARS = 8 * 1024 * 1024
+export { MAX_BATCH_CHARS, MAX_BATCH_SENDS } from './batch-limits.js'
 
 const sshJoinSchema = z.object({
   destination: z.string().min(1).max(512).regex(/^[^-\s][^\s]*$/, 'an ssh destination may not start with "-" or hold spaces'),

@@ -12,7 +12,8 @@ import { decodePacket } from '../../src/packet/codec.js'
 import type { RunningHost as Host } from '../../src/host/components.js'
 import { waitFor } from '../utils/hosts.js'
 import { startInProcessHost } from '../utils/in-process.js'
-import { junkCards, pushCards } from '../utils/junk.js'
+import { pushCards } from '../utils/junk.js'
+import { JunkPool } from '../utils/junk-pool.js'
 
 const FLOOD = 100_000
 /** cards per message: ~1.3 KB each keeps a message near 3.3 MB, under the 4 MiB cap */
@@ -69,8 +70,19 @@ describe('discovery - a junk card flood from one peer', function () {
     const before = process.memoryUsage()
     const heapBefore = heapAfterGc()
     let refused = 0
-    for (let sent = 0; sent < FLOOD; sent += BATCH) {
-      try { await pushCards(junk.host.libp2p, bPeer, junkCards(BATCH, junkPeer, sent)) } catch { refused++ }
+    // the cards are made on worker threads, the next batches while one is sent
+    const pool = new JunkPool()
+    try {
+      const ahead = new Map<number, Promise<Uint8Array>>()
+      const make = (from: number): void => { if (from < FLOOD && !ahead.has(from)) ahead.set(from, pool.message(BATCH, junkPeer, from)) }
+      for (let sent = 0; sent < FLOOD; sent += BATCH) {
+        for (let k = 0; k <= pool.size; k++) make(sent + k * BATCH)
+        const message = await (ahead.get(sent) as Promise<Uint8Array>)
+        ahead.delete(sent)
+        try { await pushCards(junk.host.libp2p, bPeer, message) } catch { refused++ }
+      }
+    } finally {
+      await pool.close()
     }
     // measure what is retained, not what a loaded machine still has in flight:
     // first let the receiver finish with the flood (it disconnects the peer)

@@ -4,8 +4,12 @@ import type { RenderedPacket } from '../../packet/render.js'
 import { bool, int, needPositionals } from '../args.js'
 import type { Command } from '../command.js'
 import { connectRunning } from '../../control/connect.js'
-import { eachFollowEntry } from '../../control/follow-frames.js'
 import { printLineAsync } from '../output.js'
+
+/** The binary page reader (packet decoder, dag-cbor): loaded only by a read or follow that uses it, not at the CLI's start. */
+async function pageReader (): Promise<(body: Uint8Array) => Iterable<RenderedPacket>> {
+  return (await import('../../control/follow-frames.js')).eachFollowEntry
+}
 
 function human (p: RenderedPacket): string {
   const pl = p.payload
@@ -32,7 +36,10 @@ async function followInbox (client: ControlClient, node: string, after: number |
     })
   }
   if (json) await client.stream('inbox.follow', { node, after }, (event) => onEntry(event as RenderedPacket))
-  else await client.frames('inbox.follow', { node, after }, (body) => { for (const p of eachFollowEntry(body)) onEntry(p) })
+  else {
+    const eachFollowEntry = await pageReader()
+    await client.frames('inbox.follow', { node, after }, (body) => { for (const p of eachFollowEntry(body)) onEntry(p) })
+  }
   await chain
 }
 
@@ -64,7 +71,7 @@ says so and exits 3.`,
       // for people the entries come as one binary frame rendered here (as --follow's pages); --json keeps the JSON reply
       const params = { node, after, limit: int(args, 'limit') }
       let last: number | undefined
-      const entries: Iterable<RenderedPacket> = json ? await client.call('inbox.read', params) : eachFollowEntry(await client.callFrame('inbox.read', params))
+      const entries: Iterable<RenderedPacket> = json ? await client.call('inbox.read', params) : (await pageReader())(await client.callFrame('inbox.read', params))
       for (const p of entries) { await show(p, json); last = p.seq }
       if (bool(args, 'ack') && last !== undefined) await client.call('ack', { node, seq: last })
       return 0

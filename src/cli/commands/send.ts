@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { ControlClient } from '../../control/client.js'
-import { MAX_BATCH_CHARS, MAX_BATCH_SENDS, type ResultOf } from '../../control/methods.js'
+import { MAX_BATCH_CHARS, MAX_BATCH_SENDS } from '../../control/batch-limits.js'
+import type { ResultOf } from '../../control/methods.js'
 import type { BroadcastMember } from '../../control/wire.js'
 import { SIGNAL_RULES, TEXT_FIELD } from '../../packet/rules.js'
 import type { PayloadField, Signal } from '../../packet/types.js'

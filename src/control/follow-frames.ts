@@ -296,8 +296,7 @@ export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder
     const len = view.getUint32(at + 16)
     const e: PacketEntry = { seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) }
     at += 20 + len
-    const p = decoder.decode(e.packet)
-    yield p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+    yield renderOne(decoder, e, label)
   }
 }
 
@@ -305,9 +304,11 @@ export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder
 export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
   const { entries, labels } = decodeFollowPage(body)
   const label = (id: string): string => labels.get(id) ?? id
-  // the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way
-  return entries.map((e) => {
-    const p = decoder.decode(e.packet)
-    return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
-  })
+  return entries.map((e) => renderOne(decoder, e, label))
+}
+
+/** One entry rendered: the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way. */
+function renderOne (decoder: PacketDecoder, e: PacketEntry, label: (id: string) => string): RenderedPacket {
+  const p = decoder.decode(e.packet)
+  return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
 }

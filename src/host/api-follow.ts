@@ -3,7 +3,7 @@
 // client that asked for binary framing gets each page as one frame of the
 // stored bytes, built straight from the store's values (readStored +
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
-// beside it and equal byte for byte: test/control/follow-stored.test.ts).
+// beside it and equal byte for byte: test/store/inbox-stored.test.ts).
 import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
 import { EncodedArray, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'

@@ -9,6 +9,11 @@ import { BIN } from '../discovery/netns-cli.js'
 import { am, inbox, newHome, numbered, readLog, received, removeHomes, startHost, status, stopAll, until, type NatHost } from './harness.js'
 
 const SMALL_LIMITS = { duration: '15s', data: 1024 * 1024 }
+/**
+ * The hosts' relay.retry: the same retries as the defaults (a refused host asks again, doubling;
+ * a lost relay is redialled, doubling), seconds apart instead of 30 s to 2 min and 5 s to 1 min.
+ */
+const SHORT_RETRY = { refused: '1s', refused_max: '4s', failed: '1s', check: '1s', redial: '500ms', redial_max: '2s' }
 
 function lines (prefix: string, n: number, pad = ''): string[] {
   return Array.from({ length: n }, (_, i) => numbered(prefix, i, pad))
@@ -58,14 +63,14 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     if (!can.ok) { process.stderr.write(`skipping NAT relay tests: ${can.reason ?? ''}\n`); this.skip() }
     this.timeout(420_000)
     nat = await createNat('r', 2)
-    const relayHome = newHome('relay', { relay: { serve: true, limits: SMALL_LIMITS } })
+    const relayHome = newHome('relay', { relay: { serve: true, limits: SMALL_LIMITS, retry: SHORT_RETRY } })
     homes.push(relayHome)
     hosts.relay = await startHost(nat, 'relay', relayHome)
-    const relay2Home = newHome('relay2', { relay: { serve: true, accept: 'granted' }, peers: [hosts.relay.addr] })
+    const relay2Home = newHome('relay2', { relay: { serve: true, accept: 'granted', retry: SHORT_RETRY }, peers: [hosts.relay.addr] })
     homes.push(relay2Home)
     hosts.relay2 = await startHost(nat, 'relay2', relay2Home)
     for (const [role, node] of [['h1', 'alice'], ['h2', 'bob']] as const) {
-      const home = newHome(role, { peers: [hosts.relay.addr] })
+      const home = newHome(role, { peers: [hosts.relay.addr], relay: { retry: SHORT_RETRY } })
       homes.push(home)
       hosts[role] = await startHost(nat, role, home)
       await am(nat, role, home, ['node', 'add', node])
@@ -167,8 +172,13 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
       await until(`${role} to reserve on relay2 as well`, async () => {
         const s = await status(n, hosts[role])
         return s.relays.some((r) => r.peer === hosts.relay2.peerId) && s.relays.some((r) => r.peer === hosts.relay.peerId)
-      }, 180_000, 1000) // a refused host asks again within 2 min
+      }, 180_000, 1000) // h1, refused by relay2 above, asks again within relay.retry.refused_max (4 s here)
     }
+    // h1's reservation on relay2 is a retry after its refusal, not a first ask: refused first, then reserved
+    const h1Log = readLog(hosts.h1)
+    const refusedAt = h1Log.indexOf(`relay: refused reservation on ${hosts.relay2.peerId}: PERMISSION_DENIED`)
+    const reservedAt = h1Log.indexOf(`relay: reserved a slot on ${hosts.relay2.peerId}`)
+    assert.ok(refusedAt >= 0 && reservedAt > refusedAt, `h1 was refused by relay2, then reserved on it (log offsets ${refusedAt}, ${reservedAt})`)
     const texts = lines('failover-', 600)
     const sending = pacedSend(hosts.h1, 'alice', 'bob', texts, 20_000)
     await received(n, hosts.h2, 'bob', 'failover-', 100, 60_000)

@@ -122,6 +122,7 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
 
   it('nat - relay stopped, no other path: the send is queued, not lost, and delivered once when the relay is back', async () => {
     const n = nat as Nat
+    const logFrom = readLog(hosts.h1).length
     await am(n, 'relay', hosts.relay.home, ['down'])
     await until('h1 to lose its relayed connection to h2', async () => (await status(n, hosts.h1)).connections.every((c) => c.peer !== hosts.h2.peerId), 30_000)
     const texts = lines('offline-', 5)
@@ -135,6 +136,10 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     hosts.relay = await startHost(n, 'relay', hosts.relay.home)
     assert.deepEqual(await received(n, hosts.h2, 'bob', 'offline-', 5, 150_000), texts)
     await until('h1 outbox to drain', async () => (await status(n, hosts.h1)).queued === 0, 30_000)
+    // h1 redialled the stopped relay as a bootstrap peer with relay.retry's backoff: 500 ms, then 1 s, doubling to 2 s
+    const waits = [...readLog(hosts.h1).slice(logFrom).matchAll(new RegExp(`bootstrap peer ${hosts.relay.peerId} unreachable \\(next try in ([0-9.]+) s\\)`, 'g'))].map((m) => Number(m[1]))
+    assert.deepEqual(waits.slice(0, 2), [1, 2], `redial waits ${waits.join(', ')}`)
+    assert.ok(waits.every((w) => w <= 2), `redial waits ${waits.join(', ')}`)
   })
 
   it('nat - a relay that accepts only granted hosts refuses an unaccepted host, with the reason in its status and log', async () => {

@@ -3,7 +3,8 @@
 // was down then, or whose connection dropped later, was never dialled again,
 // and a host whose only link to the mesh was that peer stayed alone. The
 // keeper re-dials every bootstrap peer this host is not connected to, with a
-// per-peer backoff (REDIAL_MIN doubling to REDIAL_MAX), reset once connected.
+// per-peer backoff (config `relay.retry.redial`, 5 s, doubling to `redial_max`,
+// 1 min), reset once connected.
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Connection, Libp2p, PeerId } from '@libp2p/interface'
@@ -11,10 +12,10 @@ import type { CardExchange } from '../discovery/cards-protocol.js'
 import { InvalidAddressError, UnreachableError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
+import { REDIAL_MAX, REDIAL_MIN, type RelayRetry } from './config.js'
 import type { PeerBook } from './peer-book.js'
 
-export const REDIAL_MIN = 5_000
-export const REDIAL_MAX = 60_000
+export { REDIAL_MAX, REDIAL_MIN }
 const TICK = 1_000
 const DIAL_TIMEOUT = 10_000
 const JOIN_TIMEOUT = 15 * SECOND
@@ -24,6 +25,8 @@ export interface BootstrapKeeperComponents {
   peerBook: Pick<PeerBook, 'add' | 'remove'>
   exchange: Pick<CardExchange, 'exchange'>
   log: Logger
+  /** config `relay.retry` (its redial parts; default REDIAL_MIN doubling to REDIAL_MAX) */
+  redial?: Pick<RelayRetry, 'redial' | 'redialMax'>
 }
 
 interface Peer { addr: Multiaddr, id: PeerId, delay: number, due: number, dialing: boolean }
@@ -33,10 +36,14 @@ export class BootstrapKeeper {
   private timer?: NodeJS.Timeout
   private readonly libp2p: Libp2p
   private readonly log: Logger
+  private readonly min: number
+  private readonly max: number
 
   constructor (private readonly components: BootstrapKeeperComponents) {
     this.libp2p = components.libp2p
     this.log = components.log
+    this.min = components.redial?.redial ?? REDIAL_MIN
+    this.max = components.redial?.redialMax ?? REDIAL_MAX
   }
 
   /** `amesh join`: dial a peer address now, remember it as a bootstrap peer, and exchange cards. */
@@ -73,7 +80,7 @@ export class BootstrapKeeper {
       const id = ma.getPeerId()
       if (id === null || id === this.libp2p.peerId.toString()) return
       // the first redial waits: libp2p's bootstrap module dials at start
-      this.peers.set(addr, { addr: ma, id: peerIdFromString(id), delay: REDIAL_MIN, due: Date.now() + REDIAL_MIN, dialing: false })
+      this.peers.set(addr, { addr: ma, id: peerIdFromString(id), delay: this.min, due: Date.now() + this.min, dialing: false })
     } catch (err) {
       this.log(`bootstrap peer ${addr} ignored: ${errorMessage(err)}`)
     }
@@ -100,8 +107,8 @@ export class BootstrapKeeper {
     if (this.libp2p.status !== 'started') return
     for (const p of this.peers.values()) {
       if (this.libp2p.getConnections(p.id).length > 0) {
-        p.delay = REDIAL_MIN
-        p.due = now + REDIAL_MIN
+        p.delay = this.min
+        p.due = now + this.min
       } else if (!p.dialing && now >= p.due) {
         void this.redial(p)
       }
@@ -114,7 +121,7 @@ export class BootstrapKeeper {
       await this.libp2p.dial(p.addr, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
       this.log(`bootstrap peer ${p.id.toString()} reconnected`)
     } catch (err) {
-      p.delay = Math.min(p.delay * 2, REDIAL_MAX)
+      p.delay = Math.min(p.delay * 2, this.max)
       this.log(`bootstrap peer ${p.id.toString()} unreachable (next try in ${p.delay / 1000} s): ${errorMessage(err)}`)
     } finally {
       p.due = Date.now() + p.delay

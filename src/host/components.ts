@@ -188,7 +188,7 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   const meshNodes = { list: () => nodes.list().filter((n) => n.record.kind !== 'a2a') }
   const exchange = new CardExchange(libp2p, directory, () => meshNodes.list().map((n) => cards.cardOf(n)), log)
   lifecycle.add('card exchange', { start: async () => { await exchange.start() } })
-  const keeper = new BootstrapKeeper({ libp2p, peerBook: stores.peerBook, exchange, log })
+  const keeper = new BootstrapKeeper({ libp2p, peerBook: stores.peerBook, exchange, log, redial: config.relay.retry })
   const discovery = base.discovery === false ? undefined : createDiscovery({ libp2p, directory, log, cards, nodes: meshNodes, db: stores.db, committer: stores.committer }, base.discovery ?? {})
   const resolver = new Resolver({ nodes, directory, exchange, finders: discovery !== undefined ? [discovery] : [] })
   const { label } = resolver

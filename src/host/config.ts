@@ -63,6 +63,39 @@ export interface RelayConfig {
   /** ...or after this many bytes both ways */
   dataLimit: number
   accept: RelayAccept
+  /** how soon this host asks a relay, and dials a bootstrap peer, again */
+  retry: RelayRetry
+}
+
+/**
+ * How soon a host tries again (config `relay.retry`, docs/DISCOVERY.md "Behind a NAT"), ms.
+ * Reservations are asked of connected relays at each check; a bootstrap peer
+ * (`peers`, `relays`, `amesh join`) is how a relay gets connected again.
+ */
+export interface RelayRetry {
+  /** a relay that refused a reservation is asked again after this long, doubling per refusal to refusedMax (at once when it reconnects) */
+  refused: number
+  refusedMax: number
+  /** a reservation that failed for another reason (no answer, libp2p's own attempt in the way) is tried again after this long */
+  failed: number
+  /** connected relays are looked at this often (a lost reservation, a relay that came back, a retry that is due) */
+  check: number
+  /** a bootstrap peer this host is not connected to is dialled again after this long, doubling per failed dial to redialMax */
+  redial: number
+  redialMax: number
+}
+
+export const RELAY_REFUSED_RETRY = 30 * SECOND
+export const RELAY_REFUSED_RETRY_MAX = 2 * MINUTE
+export const RELAY_FAILED_RETRY = 5 * SECOND
+export const RELAY_CHECK = 5 * SECOND
+export const REDIAL_MIN = 5 * SECOND
+export const REDIAL_MAX = MINUTE
+/** No retry setting may be shorter (a shorter one would spin). */
+export const RELAY_RETRY_FLOOR = 100
+
+export function defaultRelayRetry (): RelayRetry {
+  return { refused: RELAY_REFUSED_RETRY, refusedMax: RELAY_REFUSED_RETRY_MAX, failed: RELAY_FAILED_RETRY, check: RELAY_CHECK, redial: REDIAL_MIN, redialMax: REDIAL_MAX }
 }
 
 /** A relayed connection lasts at most this long by default (libp2p's default: 2 minutes). */
@@ -73,7 +106,7 @@ export const RELAY_DATA_LIMIT = 256 * 1024 * 1024
 export const RELAY_MAX_RESERVATIONS = 64
 
 export function defaultRelayConfig (): RelayConfig {
-  return { serve: false, maxReservations: RELAY_MAX_RESERVATIONS, durationLimit: RELAY_DURATION_LIMIT, dataLimit: RELAY_DATA_LIMIT, accept: 'any' }
+  return { serve: false, maxReservations: RELAY_MAX_RESERVATIONS, durationLimit: RELAY_DURATION_LIMIT, dataLimit: RELAY_DATA_LIMIT, accept: 'any', retry: defaultRelayRetry() }
 }
 
 // --- the A2A face's settings (issue 13, `a2a:` in config.yaml; docs/A2A.md) ---
@@ -199,7 +232,24 @@ function profilesOf (raw: Raw, fallback: Record<string, unknown>): Record<string
   return p as Record<string, unknown>
 }
 
-const RELAY_KEYS = new Set(['serve', 'max_reservations', 'limits', 'accept'])
+const RELAY_KEYS = new Set(['serve', 'max_reservations', 'limits', 'accept', 'retry'])
+const RETRY_KEYS: Record<string, keyof RelayRetry> = { refused: 'refused', refused_max: 'refusedMax', failed: 'failed', check: 'check', redial: 'redial', redial_max: 'redialMax' }
+
+/** `relay.retry`: {refused, refused_max, failed, check, redial, redial_max}, each a duration of at least 100 ms; a max not below its start. */
+export function parseRelayRetry (raw: unknown, base: RelayRetry = defaultRelayRetry()): RelayRetry {
+  if (raw === undefined) return base
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config: relay.retry must be a map {${Object.keys(RETRY_KEYS).join(', ')}}`)
+  const out = { ...base }
+  for (const [key, v] of Object.entries(raw as Raw)) {
+    const field = RETRY_KEYS[key]
+    if (field === undefined) throw new ConfigError(`config: unknown key "relay.retry.${key}"`)
+    out[field] = parseDuration(v, `relay.retry.${key}`)
+    if (out[field] < RELAY_RETRY_FLOOR) throw new ConfigError(`config: relay.retry.${key} must be at least ${RELAY_RETRY_FLOOR}ms (got ${String(v)})`)
+  }
+  if (out.refusedMax < out.refused) throw new ConfigError('config: relay.retry.refused_max must not be shorter than relay.retry.refused')
+  if (out.redialMax < out.redial) throw new ConfigError('config: relay.retry.redial_max must not be shorter than relay.retry.redial')
+  return out
+}
 
 function relayLimits (raw: unknown, base: RelayConfig): Pick<RelayConfig, 'durationLimit' | 'dataLimit'> {
   if (raw === undefined) return { durationLimit: base.durationLimit, dataLimit: base.dataLimit }
@@ -212,7 +262,7 @@ function relayLimits (raw: unknown, base: RelayConfig): Pick<RelayConfig, 'durat
   return { durationLimit, dataLimit }
 }
 
-/** `relay:` of config.yaml: {serve, max_reservations, limits: {duration, data}, accept: any|granted}. */
+/** `relay:` of config.yaml: {serve, max_reservations, limits: {duration, data}, accept: any|granted, retry}. */
 export function parseRelay (raw: unknown, base: RelayConfig = defaultRelayConfig()): RelayConfig {
   if (raw === undefined) return base
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError('config: relay must be a map')
@@ -224,7 +274,8 @@ export function parseRelay (raw: unknown, base: RelayConfig = defaultRelayConfig
     serve: (r.serve as boolean | undefined) ?? base.serve,
     maxReservations: num(r, 'max_reservations', base.maxReservations),
     ...relayLimits(r.limits, base),
-    accept: (r.accept as RelayAccept | undefined) ?? base.accept
+    accept: (r.accept as RelayAccept | undefined) ?? base.accept,
+    retry: parseRelayRetry(r.retry, base.retry)
   }
 }
 

@@ -141,7 +141,7 @@ export async function buildLibp2p (opts: Libp2pOptions): Promise<Libp2p> {
       pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, runOnLimitedConnection: true }),
       autonat: autoNAT(),
       dcutr: dcutr(),
-      relayClient: relayClient({ serving: relay.serve, log }),
+      relayClient: relayClient({ serving: relay.serve, log, retry: relay.retry }),
       ...(relay.serve ? { relay: circuitRelayServer(relayServerInit(relay)) } : {})
     }
   })

@@ -15,25 +15,21 @@ import type { Connection, IdentifyResult, Libp2p, PeerId, PeerStore, Startable, 
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { MINUTE, SECOND } from '../util/time.js'
-import type { RelayConfig } from './config.js'
+import { SECOND } from '../util/time.js'
+import { defaultRelayRetry, type RelayConfig, type RelayRetry } from './config.js'
 import type { RelayStatus } from '../control/wire.js'
 import { Reachability, type ReachabilityState } from './reachability.js'
 
 /** Relays a host that is not publicly reachable keeps a reservation on (two: one can fail without a gap). */
 export const RELAYS_WANTED = 2
-/** How often connected relays are looked at again (a lost reservation, a relay that came back). */
-export const RELAY_CHECK = 5 * SECOND
-/** A relay that refused is asked again after this long, doubling to REFUSED_RETRY_MAX (and at once when it reconnects). */
-export const REFUSED_RETRY = 30 * SECOND
-export const REFUSED_RETRY_MAX = 2 * MINUTE
-/**
- * A reservation that failed for another reason is tried again after this long.
- * The common one: libp2p was already asking that relay for a slot on its own
- * (a relay that dialled us, or one it met) and ends that attempt with
- * HadEnoughRelaysError, which ours joined.
- */
-export const FAILED_RETRY = 5 * SECOND
+// How soon a relay is looked at and asked again is config `relay.retry`
+// (RelayRetry, defaults in config.ts): connected relays are checked every
+// `check` (5 s); a relay that refused is asked again after `refused` (30 s),
+// doubling to `refused_max` (2 min), and at once when it reconnects; a
+// reservation that failed for another reason is tried again after `failed`
+// (5 s). The common one: libp2p was already asking that relay for a slot on
+// its own (a relay that dialled us, or one it met) and ends that attempt with
+// HadEnoughRelaysError, which ours joined.
 
 /** The relay server's options from config: amesh's raised, bounded limits. */
 export function relayServerInit (cfg: RelayConfig): CircuitRelayServerInit {
@@ -77,6 +73,8 @@ export interface RelayClientInit {
   /** this host serves as a relay: it does not reserve on others */
   serving: boolean
   log: Logger
+  /** config `relay.retry` (the relay parts; default: defaultRelayRetry()) */
+  retry?: Pick<RelayRetry, 'check' | 'refused' | 'refusedMax' | 'failed'>
 }
 
 interface Refusal { reason: string, at: number, retryAt: number, delay: number }
@@ -101,8 +99,11 @@ export class RelayClient implements Startable {
   private timer?: NodeJS.Timeout
   private topology?: string
   private readonly onIdentify = (evt: CustomEvent<IdentifyResult>): void => { this.reachability.observe(evt.detail) }
+  private readonly retry: Pick<RelayRetry, 'check' | 'refused' | 'refusedMax' | 'failed'>
 
-  constructor (private readonly components: RelayClientComponents, private readonly init: RelayClientInit) {}
+  constructor (private readonly components: RelayClientComponents, private readonly init: RelayClientInit) {
+    this.retry = init.retry ?? defaultRelayRetry()
+  }
 
   async start (): Promise<void> {
     this.components.events.addEventListener('peer:identify', this.onIdentify)
@@ -110,7 +111,7 @@ export class RelayClient implements Startable {
     this.topology = await this.components.registrar.register(RELAY_V2_HOP_CODEC, {
       onConnect: (peer, conn) => { this.refusals.delete(peer.toString()); this.consider(peer, conn) }
     })
-    this.timer = setInterval(() => { void this.check() }, RELAY_CHECK)
+    this.timer = setInterval(() => { void this.check() }, this.retry.check)
     this.timer.unref()
   }
 
@@ -147,7 +148,7 @@ export class RelayClient implements Startable {
   /**
    * Whether each connection's peer serves relays, read from the peer store
    * once its protocols are known (identify ran). The check ran a peer-store
-   * read (a lock and a protobuf decode) per connection every RELAY_CHECK: in
+   * read (a lock and a protobuf decode) per connection every check (5 s): in
    * an idle 10-host simulated mesh 1.8 % of all CPU, growing with hosts ×
    * connections. A peer that starts serving later is met by the topology.
    */
@@ -187,7 +188,8 @@ export class RelayClient implements Startable {
       const { reason, refused } = refusalReason(err)
       const now = Date.now()
       const before = this.refusals.get(id)
-      const delay = refused ? Math.min(REFUSED_RETRY_MAX, before === undefined ? REFUSED_RETRY : before.delay * 2) : FAILED_RETRY
+      const { refusedMax, refused: first, failed } = this.retry
+      const delay = refused ? Math.min(refusedMax, before === undefined ? first : before.delay * 2) : failed
       this.refusals.set(id, { reason, at: now, retryAt: now + delay, delay })
       this.init.log(`relay: ${refused ? 'refused' : 'no'} reservation on ${id}: ${reason}`)
     }

@@ -23,7 +23,9 @@ describe('discovery - a thin routing table fills from the one peer it joined thr
     hosts.push(hub)
     for (let i = 0; i < OTHERS; i++) hosts.push(await startHost([hub.addr]))
     await until('the hub holds every other host in its routing table', () => routingTableSize(hub) >= OTHERS, 30_000)
-    late = await startHost([])
+    // the filler's first ask waits 3 s after start instead of its default 10 s (FILL_FIRST_DELAY): still after
+    // kad-dht's own first self-query (1 s) and the join below (2 s), and asked only once the joined peer arrived
+    late = await startHost([], { tableFill: { firstDelay: 3_000 } })
     hosts.push(late)
     // kad-dht's own first self-query runs 1 s after start: let it run (and find nothing) before the host joins
     await sleep(2_000)

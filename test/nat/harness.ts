@@ -61,22 +61,28 @@ export async function until<T> (what: string, check: () => Promise<T | undefined
   throw new Error(`timed out waiting for ${what}${last !== undefined ? `: ${String(last)}` : ''}`)
 }
 
-/** Every packet in a node's inbox, paged. */
-export async function inbox (nat: Nat, h: NatHost, node: string): Promise<Packet[]> {
+/** Every packet in a node's inbox after seq `after` (0: all of it), paged. */
+export async function inbox (nat: Nat, h: NatHost, node: string, after = 0): Promise<Packet[]> {
   const out: Packet[] = []
   for (;;) {
-    const after = out.length > 0 ? out[out.length - 1].seq : 0
-    const r = await am(nat, h.role, h.home, ['inbox', node, '--json', '--after', String(after), '--limit', '1000'])
+    const from = out.length > 0 ? out[out.length - 1].seq : after
+    const r = await am(nat, h.role, h.home, ['inbox', node, '--json', '--after', String(from), '--limit', '1000'])
     const page = r.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Packet)
     if (page.length === 0) return out
     out.push(...page)
   }
 }
 
-/** Wait until `node` holds `n` packets from `from` whose texts start with `prefix`; those texts, in inbox order. */
+/**
+ * Wait until `node` holds `n` packets from `from` whose texts start with `prefix`; those texts, in inbox order.
+ * Each poll reads only what arrived since the last one (seqs only grow), so the texts are every packet
+ * of the inbox, in its order, as one full read would give them, without re-reading megabytes each second.
+ */
 export async function received (nat: Nat, h: NatHost, node: string, prefix: string, n: number, timeoutMs: number): Promise<string[]> {
+  const seen: Packet[] = []
   return await until(`${n} messages "${prefix}…" at ${node}`, async () => {
-    const texts = (await inbox(nat, h, node)).map((p) => p.payload.text ?? '').filter((t) => t.startsWith(prefix))
+    seen.push(...await inbox(nat, h, node, seen.length > 0 ? seen[seen.length - 1].seq : 0))
+    const texts = seen.map((p) => p.payload.text ?? '').filter((t) => t.startsWith(prefix))
     return texts.length >= n ? texts : undefined
   }, timeoutMs, 1000)
 }

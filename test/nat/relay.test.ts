@@ -9,6 +9,11 @@ import { BIN } from '../discovery/netns-cli.js'
 import { am, inbox, newHome, numbered, readLog, received, removeHomes, startHost, status, stopAll, until, type NatHost } from './harness.js'
 
 const SMALL_LIMITS = { duration: '15s', data: 1024 * 1024 }
+/**
+ * The hosts' relay.retry: the same retries as the defaults (a refused host asks again, doubling;
+ * a lost relay is redialled, doubling), seconds apart instead of 30 s to 2 min and 5 s to 1 min.
+ */
+const SHORT_RETRY = { refused: '1s', refused_max: '4s', failed: '1s', check: '1s', redial: '500ms', redial_max: '2s' }
 
 function lines (prefix: string, n: number, pad = ''): string[] {
   return Array.from({ length: n }, (_, i) => numbered(prefix, i, pad))
@@ -58,14 +63,14 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     if (!can.ok) { process.stderr.write(`skipping NAT relay tests: ${can.reason ?? ''}\n`); this.skip() }
     this.timeout(420_000)
     nat = await createNat('r', 2)
-    const relayHome = newHome('relay', { relay: { serve: true, limits: SMALL_LIMITS } })
+    const relayHome = newHome('relay', { relay: { serve: true, limits: SMALL_LIMITS, retry: SHORT_RETRY } })
     homes.push(relayHome)
     hosts.relay = await startHost(nat, 'relay', relayHome)
-    const relay2Home = newHome('relay2', { relay: { serve: true, accept: 'granted' }, peers: [hosts.relay.addr] })
+    const relay2Home = newHome('relay2', { relay: { serve: true, accept: 'granted', retry: SHORT_RETRY }, peers: [hosts.relay.addr] })
     homes.push(relay2Home)
     hosts.relay2 = await startHost(nat, 'relay2', relay2Home)
     for (const [role, node] of [['h1', 'alice'], ['h2', 'bob']] as const) {
-      const home = newHome(role, { peers: [hosts.relay.addr] })
+      const home = newHome(role, { peers: [hosts.relay.addr], relay: { retry: SHORT_RETRY } })
       homes.push(home)
       hosts[role] = await startHost(nat, role, home)
       await am(nat, role, home, ['node', 'add', node])
@@ -117,6 +122,7 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
 
   it('nat - relay stopped, no other path: the send is queued, not lost, and delivered once when the relay is back', async () => {
     const n = nat as Nat
+    const logFrom = readLog(hosts.h1).length
     await am(n, 'relay', hosts.relay.home, ['down'])
     await until('h1 to lose its relayed connection to h2', async () => (await status(n, hosts.h1)).connections.every((c) => c.peer !== hosts.h2.peerId), 30_000)
     const texts = lines('offline-', 5)
@@ -130,6 +136,10 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
     hosts.relay = await startHost(n, 'relay', hosts.relay.home)
     assert.deepEqual(await received(n, hosts.h2, 'bob', 'offline-', 5, 150_000), texts)
     await until('h1 outbox to drain', async () => (await status(n, hosts.h1)).queued === 0, 30_000)
+    // h1 redialled the stopped relay as a bootstrap peer with relay.retry's backoff: 500 ms, then 1 s, doubling to 2 s
+    const waits = [...readLog(hosts.h1).slice(logFrom).matchAll(new RegExp(`bootstrap peer ${hosts.relay.peerId} unreachable \\(next try in ([0-9.]+) s\\)`, 'g'))].map((m) => Number(m[1]))
+    assert.deepEqual(waits.slice(0, 2), [1, 2], `redial waits ${waits.join(', ')}`)
+    assert.ok(waits.every((w) => w <= 2), `redial waits ${waits.join(', ')}`)
   })
 
   it('nat - a relay that accepts only granted hosts refuses an unaccepted host, with the reason in its status and log', async () => {
@@ -167,8 +177,13 @@ describe('nat - circuit relay between two NAT\'d LANs (namespaces)', function ()
       await until(`${role} to reserve on relay2 as well`, async () => {
         const s = await status(n, hosts[role])
         return s.relays.some((r) => r.peer === hosts.relay2.peerId) && s.relays.some((r) => r.peer === hosts.relay.peerId)
-      }, 180_000, 1000) // a refused host asks again within 2 min
+      }, 180_000, 1000) // h1, refused by relay2 above, asks again within relay.retry.refused_max (4 s here)
     }
+    // h1's reservation on relay2 is a retry after its refusal, not a first ask: refused first, then reserved
+    const h1Log = readLog(hosts.h1)
+    const refusedAt = h1Log.indexOf(`relay: refused reservation on ${hosts.relay2.peerId}: PERMISSION_DENIED`)
+    const reservedAt = h1Log.indexOf(`relay: reserved a slot on ${hosts.relay2.peerId}`)
+    assert.ok(refusedAt >= 0 && reservedAt > refusedAt, `h1 was refused by relay2, then reserved on it (log offsets ${refusedAt}, ${reservedAt})`)
     const texts = lines('failover-', 600)
     const sending = pacedSend(hosts.h1, 'alice', 'bob', texts, 20_000)
     await received(n, hosts.h2, 'bob', 'failover-', 100, 60_000)

@@ -154,7 +154,8 @@ export class PeerLink {
     this.lastSentKey = undefined
     this.inflight.clear()
     this.dropPending()
-    void stream.sink(lp.encode(this.out)).catch(() => this.fail(gen))
+    // frames are pushed with their length prefix (encodePacketsFrame): one yamux frame, one write each
+    void stream.sink(this.out).catch(() => this.fail(gen))
     void this.read(stream, gen)
     this.schedulePing(gen)
     void this.pump()
@@ -269,7 +270,7 @@ export class PeerLink {
   /** Send one frame; false (nothing sent) when it does not fit in what the relayed connection has left. */
   private send (entries: OutboxEntry[]): boolean {
     const b = this.nextBatch
-    const frame = encodePacketsFrame(b, entries.map((e) => e.packet))
+    const frame = encodePacketsFrame(b, entries.map((e) => e.packet), true)
     if (this.budget !== undefined && !this.budget.take(frame.byteLength)) return false
     this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
     this.inflight.set(b, entries)

@@ -80,14 +80,15 @@ export class PeerLink {
   }
 
   /**
-   * Entries just committed to the outbox for this peer (in key order): send
-   * them from memory. Wake-ups are coalesced so one frame carries all the
-   * entries committed in one turn of the event loop.
+   * Entries just committed (durable) for this peer, in key order: send them
+   * from memory once the microtasks queued so far ran. A synced batch resolves
+   * all its writers at once, so one frame carries them all, and it leaves
+   * before the replies to those sends are written, not a turn later.
    */
   offer (entries: OutboxEntry[]): void {
     if (this.state !== 'open') { this.wake(); return }
     for (const e of entries) this.hold(e)
-    this.schedulePump()
+    this.schedulePump(true)
   }
 
   private hold (e: OutboxEntry): void {
@@ -113,11 +114,15 @@ export class PeerLink {
     this.dropped++
   }
 
-  private schedulePump (): void {
+  /** Pump once this turn's callbacks have run (`soon`: once the microtasks queued so far have). */
+  private schedulePump (soon = false): void {
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    setImmediate(() => { this.pumpScheduled = false; void this.pump() })
+    if (soon) queueMicrotask(this.scheduledPump)
+    else setImmediate(this.scheduledPump)
   }
+
+  private readonly scheduledPump = (): void => { this.pumpScheduled = false; void this.pump() }
 
   /** New packets are queued, or the peer just connected: make progress now. */
   wake (immediate = false): void {

@@ -8,8 +8,15 @@ import { RX } from './pair.js'
 import { waitQuiet } from '../lib/quiet.js'
 import { WINDOW } from './t2-throughput.js'
 import { cpuFigures, startCpu, type CpuPerItem } from '../lib/cpu.js'
+import { FILL_FIRST_DELAY } from '../../src/discovery/table-filler.js'
 
 const WARM = 50
+/** after the table fillers' first walk is due, how long it is given before the quiet check, ms */
+const FILL_SETTLE_MS = 3000
+
+async function sleepMs (ms: number): Promise<void> {
+  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
+}
 
 /** The sender hosts' CPU as one subject (`senders`, their sum) beside the receiver's. */
 function sendersSummed (cpu: CpuPerItem): CpuPerItem {
@@ -24,6 +31,22 @@ function sendersSummed (cpu: CpuPerItem): CpuPerItem {
   }
 }
 
+interface Commits { batches: number, synced: number, ops: number }
+
+/** Each host's store commits so far (`status`). */
+async function commitsOf (hosts: Daemon[]): Promise<Commits[]> {
+  return await Promise.all(hosts.map(async (d) => (await d.control.call('status')).commits as Commits))
+}
+
+/** Synced batches and ops per 1,000 packets over the burst: the senders summed, and the receiver. */
+function commitNote (before: Commits[], after: Commits[], packets: number): string {
+  const per = (i: number, k: keyof Commits): number => (after[i][k] - before[i][k]) * 1000 / packets
+  let synced = 0
+  let ops = 0
+  for (let i = 1; i < after.length; i++) { synced += per(i, 'synced'); ops += per(i, 'ops') }
+  return `per 1,000 packets: senders' synced batches ${synced.toFixed(0)}, ops ${ops.toFixed(0)}; receiver's synced batches ${per(0, 'synced').toFixed(0)}, ops ${per(0, 'ops').toFixed(0)}`
+}
+
 async function run (ctx: BenchContext): Promise<Figure[]> {
   const senders = ctx.count(10, 3)
   const perSender = ctx.count(3000, 500)
@@ -33,6 +56,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await rx.ensureNode(RX)
     const tx = await startMany(ctx, Array.from({ length: senders }, (_, i) => `t5-s${i}`), () => ({ peers: [rx.addr] }))
     all.push(...tx)
+    const started = nowMs()
     await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX) }))
     for (let i = 0; i < senders; i++) await rx.grant(RX, `s${i}`)
     await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
@@ -40,9 +64,13 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
     const base = senders * WARM
     await waitInbox(rx, RX, base)
-    // the hosts just met (handshakes, identify, DHT routing, card publishing): measure the steady state
+    // the hosts just met (handshakes, identify, DHT routing, card publishing): measure the steady state.
+    // Each host's routing-table filler makes its first DHT walk FILL_FIRST_DELAY after its start; on 11
+    // hosts that walk landed in the burst (kad-dht and peer-store ~14 % of a sender's busy time in it)
+    await sleepMs(started + FILL_FIRST_DELAY + FILL_SETTLE_MS - nowMs())
     const q = await waitQuiet(all.map((d) => d.pid), { maxCpu: 0.03 * all.length, timeoutMs: 60_000 })
-    ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} after ${Math.round(q.waitedMs)} ms (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
+    ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} ${Math.round(nowMs() - started)} ms after the senders started (quiet check ${Math.round(q.waitedMs)} ms) (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
+    const commits = await commitsOf(all)
     const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
     const t0 = nowMs()
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
@@ -52,6 +80,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     const last = await rx.inboxLast(RX)
     if (last !== base + total) throw new Error(`receiver holds ${last - base} of ${total}`)
     const rate = perSecond(total, t1 - t0)
+    ctx.log(`T5 commits ${commitNote(commits, await commitsOf(all), total)}`)
     return [
       { name: 'T5', value: rate, unit: 'msg/s', better: 'higher', baseline: 'T2', minRatio: 0.9, note: `${senders} sender hosts x ${perSender} x 512 B -> 1 receiver` },
       { name: 'T5.vsStream', value: rate, unit: 'msg/s', better: 'higher', baseline: 'B_stream.512B', note: 'same figure against the raw stream' },

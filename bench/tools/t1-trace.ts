@@ -210,7 +210,12 @@ function gcShare (table: Map<string, Found>, starts: bigint[], sides: Array<[str
     const kinds = new Map<string, { n: number, us: number, max: number }>()
     for (const [, dur, kind] of m.gc) { const k = kinds.get(kind) ?? { n: 0, us: 0, max: 0 }; k.n++; k.us += dur; k.max = Math.max(k.max, dur); kinds.set(kind, k) }
     const byKind = [...kinds].map(([k, v]) => `${k} ${v.n} (mean ${(v.us / v.n).toFixed(0)}, max ${v.max} µs)`).join(', ')
-    process.stdout.write(`  gc ${who}: ${m.gc.length} collections (${byKind}); in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
+    // start-up excluded: the collections from the first sample's send call to the last one's event
+    const first = starts[0]
+    const last = starts[starts.length - 1] + BigInt(Math.round((total[total.length - 1] ?? 0) * 1000))
+    const during = m.gc.filter(([at]) => at >= first && at <= last)
+    const minor = during.filter(([, , kind]) => kind === 'minor').length
+    process.stdout.write(`  gc ${who}: ${m.gc.length} collections (${byKind}); during the samples ${during.length} (${minor} minor: ${(minor * 1000 / starts.length).toFixed(1)} per 1,000 packets); in a sample's window: mean ${(sum(all) / all.length).toFixed(0)} µs over all, ${(sum(slow) / slow.length).toFixed(0)} µs over the ${slow.length} past p99 (${hit} of them overlap a GC)\n`)
   }
 }
 

@@ -148,30 +148,56 @@ function checkBatch (b: number): void {
   if (!Number.isInteger(b) || b < 0 || b > MAX_BATCH) throw new RangeError(`batch number ${b} is not a u32`)
 }
 
-/** A frame of `size` bytes with its head (type, batch, count) written; the caller writes every byte after HEAD. */
-function frameWithHead (size: number, type: number, b: number, count: number): { out: Uint8Array, view: DataView } {
-  const out = Buffer.allocUnsafe(size)
+/** Bytes of the unsigned varint (LEB128) that prefixes a frame of `size` bytes on the stream. */
+function varintLength (size: number): number {
+  let n = 1
+  while (size >= 0x80) { size = Math.floor(size / 0x80); n++ }
+  return n
+}
+
+/** Write `size` as an unsigned varint at the start of `out`. */
+function putVarint (out: Uint8Array, size: number): void {
+  let k = 0
+  while (size >= 0x80) { out[k++] = (size % 0x80) | 0x80; size = Math.floor(size / 0x80) }
+  out[k] = size
+}
+
+/**
+ * A frame of `size` bytes with its head (type, batch, count) written; the
+ * caller writes every byte of `out` after HEAD. `whole` is what is sent: the
+ * frame alone, or (`prefixed`) its length prefix and the frame in one buffer.
+ */
+function frameWithHead (size: number, type: number, b: number, count: number, prefixed: boolean): { whole: Uint8Array, out: Uint8Array, view: DataView } {
+  const pre = prefixed ? varintLength(size) : 0
+  const whole = Buffer.allocUnsafe(pre + size)
+  if (prefixed) putVarint(whole, size)
+  const out = pre === 0 ? whole : whole.subarray(pre)
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
   out[0] = type
   view.setUint32(1, b)
   view.setUint16(5, count)
-  return { out, view }
+  return { whole, out, view }
 }
 
-/** One packet frame: a single allocation, each packet copied in once. */
-export function encodePacketsFrame (b: number, packets: readonly Uint8Array[]): Uint8Array {
+/**
+ * One packet frame: a single allocation, each packet copied in once.
+ * `prefixed`: with its stream length prefix (the varint it-length-prefixed
+ * writes) in the same buffer, so the frame leaves as one yamux frame, one
+ * Noise message and one TCP write instead of two of each (link.ts).
+ */
+export function encodePacketsFrame (b: number, packets: readonly Uint8Array[], prefixed = false): Uint8Array {
   checkBatch(b)
   if (packets.length === 0 || packets.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
   let size = HEAD
   for (const p of packets) size += 4 + p.byteLength
-  const { out, view } = frameWithHead(size, T_PACKETS, b, packets.length)
+  const { whole, out, view } = frameWithHead(size, T_PACKETS, b, packets.length, prefixed)
   let pos = HEAD
   for (const p of packets) {
     view.setUint32(pos, p.byteLength)
     out.set(p, pos + 4)
     pos += 4 + p.byteLength
   }
-  return out
+  return whole
 }
 
 interface Text { code: Uint8Array, reason: Uint8Array }
@@ -189,8 +215,8 @@ function putText (out: Uint8Array, view: DataView, pos: number, t: Text): number
   return pos + 2 + t.reason.byteLength
 }
 
-/** One ack frame; accepted results cost 9 bytes each. */
-export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8Array {
+/** One ack frame; accepted results cost 9 bytes each. `prefixed`: with its stream length prefix, as encodePacketsFrame. */
+export function encodeAckFrame (b: number, results: readonly AckResult[], prefixed = false): Uint8Array {
   checkBatch(b)
   if (results.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`an ack frame carries at most ${MAX_PACKETS_PER_FRAME} results`)
   const rejected: Array<Text | undefined> = new Array(results.length)
@@ -206,7 +232,7 @@ export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8
       size += 4 + t.code.byteLength + t.reason.byteLength
     }
   }
-  const { out, view } = frameWithHead(size, T_ACKS, b, results.length)
+  const { whole, out, view } = frameWithHead(size, T_ACKS, b, results.length, prefixed)
   let pos = HEAD
   for (let k = 0; k < results.length; k++) {
     const r = results[k]
@@ -220,7 +246,7 @@ export function encodeAckFrame (b: number, results: readonly AckResult[]): Uint8
       pos = putText(out, view, pos + 1, rejected[k] as Text)
     }
   }
-  return out
+  return whole
 }
 
 export function encodeErrorFrame (c: string, m: string): Uint8Array {
@@ -229,6 +255,15 @@ export function encodeErrorFrame (c: string, m: string): Uint8Array {
   out[0] = T_ERROR
   putText(out, new DataView(out.buffer), 1, t)
   return out
+}
+
+/** A frame with its stream length prefix in front, in one buffer (a copy; for the rare frames not encoded prefixed). */
+export function lengthPrefixed (frame: Uint8Array): Uint8Array {
+  const pre = varintLength(frame.byteLength)
+  const whole = Buffer.allocUnsafe(pre + frame.byteLength)
+  putVarint(whole, frame.byteLength)
+  whole.set(frame, pre)
+  return whole
 }
 
 export function encodeFrame (frame: Frame): Uint8Array {

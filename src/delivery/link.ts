@@ -80,14 +80,15 @@ export class PeerLink {
   }
 
   /**
-   * Entries just committed to the outbox for this peer (in key order): send
-   * them from memory. Wake-ups are coalesced so one frame carries all the
-   * entries committed in one turn of the event loop.
+   * Entries just committed (durable) for this peer, in key order: send them
+   * from memory once the microtasks queued so far ran. A synced batch resolves
+   * all its writers at once, so one frame carries them all, and it leaves
+   * before the replies to those sends are written, not a turn later.
    */
   offer (entries: OutboxEntry[]): void {
     if (this.state !== 'open') { this.wake(); return }
     for (const e of entries) this.hold(e)
-    this.schedulePump()
+    this.schedulePump(true)
   }
 
   private hold (e: OutboxEntry): void {
@@ -113,11 +114,15 @@ export class PeerLink {
     this.dropped++
   }
 
-  private schedulePump (): void {
+  /** Pump once this turn's callbacks have run (`soon`: once the microtasks queued so far have). */
+  private schedulePump (soon = false): void {
     if (this.pumpScheduled) return
     this.pumpScheduled = true
-    setImmediate(() => { this.pumpScheduled = false; void this.pump() })
+    if (soon) queueMicrotask(this.scheduledPump)
+    else setImmediate(this.scheduledPump)
   }
+
+  private readonly scheduledPump = (): void => { this.pumpScheduled = false; void this.pump() }
 
   /** New packets are queued, or the peer just connected: make progress now. */
   wake (immediate = false): void {
@@ -154,7 +159,8 @@ export class PeerLink {
     this.lastSentKey = undefined
     this.inflight.clear()
     this.dropPending()
-    void stream.sink(lp.encode(this.out)).catch(() => this.fail(gen))
+    // frames are pushed with their length prefix (encodePacketsFrame): one yamux frame, one write each
+    void stream.sink(this.out).catch(() => this.fail(gen))
     void this.read(stream, gen)
     this.schedulePing(gen)
     void this.pump()
@@ -269,7 +275,7 @@ export class PeerLink {
   /** Send one frame; false (nothing sent) when it does not fit in what the relayed connection has left. */
   private send (entries: OutboxEntry[]): boolean {
     const b = this.nextBatch
-    const frame = encodePacketsFrame(b, entries.map((e) => e.packet))
+    const frame = encodePacketsFrame(b, entries.map((e) => e.packet), true)
     if (this.budget !== undefined && !this.budget.take(frame.byteLength)) return false
     this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
     this.inflight.set(b, entries)

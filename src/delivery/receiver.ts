@@ -7,7 +7,7 @@ import type { AppendItem, AppendResult, InboxStore } from '../store/inbox.js'
 import { InboxFullError, MalformedFrameError, errorCode, errorMessage } from '../util/errors.js'
 import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
-import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, type AckResult } from './frame.js'
+import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, lengthPrefixed, type AckResult } from './frame.js'
 import { mark } from '../util/trace.js'
 
 export interface Denial { code: string, reason: string, retry?: boolean }
@@ -59,7 +59,8 @@ export class PacketReceiver {
     const remote = connection.remotePeer.toString()
     this.claim(remote, stream)
     const out = pushable<Uint8Array>()
-    void stream.sink(lp.encode(out)).catch(() => {})
+    // frames are pushed with their length prefix: one yamux frame, one write each
+    void stream.sink(out).catch(() => {})
     // every step of this chain settles: a rejection between frames must never go unhandled
     let acks: Promise<void> = Promise.resolve()
     let failed: unknown
@@ -79,7 +80,7 @@ export class PacketReceiver {
         acks = acks.then(async () => {
           const results = await done
           pending--
-          out.push(encodeAckFrame(frame.b, results))
+          out.push(encodeAckFrame(frame.b, results, true))
           mark('rx.ack')
         }).catch((err: unknown) => { failed ??= err })
         // a sender that ignores its window cannot make this host buffer without bound
@@ -93,7 +94,7 @@ export class PacketReceiver {
       const code = wireCode(err)
       this.deps.log(`packet stream from ${remote}: ${code}: ${errorMessage(err)}`)
       await acks
-      out.push(encodeErrorFrame(code, errorMessage(err)))
+      out.push(lengthPrefixed(encodeErrorFrame(code, errorMessage(err))))
       out.end()
       setTimeout(() => stream.abort(new Error('protocol error')), 100).unref()
     } finally {

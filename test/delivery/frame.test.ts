@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert'
-import { MAX_FRAME_BYTES, MAX_PACKETS_PER_FRAME, decodeFrame, encodeAckFrame, encodeErrorFrame, encodeFrame, encodePacketsFrame, type AckResult } from '../../src/delivery/frame.js'
+import * as lp from 'it-length-prefixed'
+import { MAX_FRAME_BYTES, MAX_PACKETS_PER_FRAME, decodeFrame, encodeAckFrame, encodeErrorFrame, encodeFrame, encodePacketsFrame, lengthPrefixed, type AckResult } from '../../src/delivery/frame.js'
 import { MalformedFrameError } from '../../src/util/errors.js'
 
 const bytes = (...xs: number[]): Uint8Array => new Uint8Array(xs)
@@ -86,6 +87,38 @@ describe('delivery - frame codec', () => {
       assert.throws(() => encodePacketsFrame(-1, [bytes(1)]), RangeError)
       assert.throws(() => encodeAckFrame(1, [{ s: -1 }]), RangeError)
       assert.throws(() => encodeAckFrame(1, [{ s: 2 ** 53 }]), RangeError)
+    })
+  })
+
+  describe('prefixed: the bytes it-length-prefixed puts on the stream, in one buffer', () => {
+    /** what lp.encode yields for one frame (its varint, then the frame), joined */
+    const reference = (frame: Uint8Array): Buffer => Buffer.from(lp.encode.single(frame).subarray())
+    const buf = (b: Uint8Array): Buffer => Buffer.from(b)
+    // 1-, 2- and 3-byte varints (frames of < 128, < 16,384 and more bytes), and the edges between them
+    const sizes = [0, 1, 113, 114, 120, 16_369, 16_370, 16_377, 70_000, 2_100_000]
+
+    it('packet frames', () => {
+      for (const n of sizes) {
+        const packets = [new Uint8Array(n).fill(n % 251), bytes(1, 2)]
+        const prefixed = encodePacketsFrame(7, packets, true)
+        assert.deepEqual(buf(prefixed), reference(encodePacketsFrame(7, packets)), `packets of ${n} bytes`)
+      }
+    })
+
+    it('ack frames, accepted and rejected results', () => {
+      for (const n of [0, 1, 13, 14, 1024]) {
+        const results: AckResult[] = Array.from({ length: n }, (_, k) => (k % 3 === 2 ? { c: 'INBOX_FULL', m: 'full '.repeat(k), r: true } : { s: k * 1000 }))
+        assert.deepEqual(buf(encodeAckFrame(9, results, true)), reference(encodeAckFrame(9, results)), `${n} results`)
+      }
+    })
+
+    it('lengthPrefixed of any frame, and lp.decode reads every prefixed frame back whole', async () => {
+      const frames = sizes.map((n) => encodePacketsFrame(n + 1, [new Uint8Array(n).fill(3)]))
+      frames.push(encodeErrorFrame('MALFORMED_FRAME', 'x'.repeat(300)), encodeAckFrame(1, []))
+      for (const f of frames) assert.deepEqual(buf(lengthPrefixed(f)), reference(f))
+      const read: Buffer[] = []
+      for await (const chunk of lp.decode([...frames.map(lengthPrefixed)], { maxDataLength: MAX_FRAME_BYTES })) read.push(buf(chunk.subarray()))
+      assert.deepEqual(read, frames.map(buf))
     })
   })
 

@@ -2,8 +2,9 @@
 // (`inbox.follow` with framing "binary"; the CLI's `inbox --follow`): a page
 // of inbox entries travels as their stored packet bytes instead of one JSON
 // line each, so a replay costs neither the daemon's JSON rendering nor the
-// client's JSON parse; the client renders each entry as renderEntry does (the
-// packet read by the direct decoder), which the JSON stream's output equals.
+// client's JSON parse; the client renders each entry as renderEntry does (read
+// straight into the rendered entry by render-fast.ts, the proof left unread:
+// EntryRenderer), which the JSON stream's output equals.
 //
 // On the socket a binary frame is  0x00, u32 request id, u32 body length,
 // body  (big-endian); a JSON line never starts with 0x00, so both kinds mix
@@ -20,6 +21,7 @@ import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TAG, MAJOR_TEXT 
 import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'
 import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
+import { RenderDecoder } from '../packet/render-fast.js'
 import { MalformedFrameError } from '../util/errors.js'
 import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 
@@ -283,7 +285,7 @@ export function followPageLast (body: Uint8Array): number | undefined {
  * objects at once, so they die young); the page's layout is checked whole
  * before the first one.
  */
-export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder()): Generator<RenderedPacket> {
+export function * eachFollowEntry (body: Uint8Array, renderer = new EntryRenderer()): Generator<RenderedPacket> {
   followPageLast(body)
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
   const count = view.getUint32(0)
@@ -296,19 +298,31 @@ export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder
     const len = view.getUint32(at + 16)
     const e: PacketEntry = { seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) }
     at += 20 + len
-    yield renderOne(decoder, e, label)
+    yield renderer.render(e, label)
   }
 }
 
 /** The rendered entries of a follow page: what the JSON stream sends for them. */
-export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
+export function renderFollowPage (body: Uint8Array, renderer = new EntryRenderer()): RenderedPacket[] {
   const { entries, labels } = decodeFollowPage(body)
   const label = (id: string): string => labels.get(id) ?? id
-  return entries.map((e) => renderOne(decoder, e, label))
+  return entries.map((e) => renderer.render(e, label))
 }
 
-/** One entry rendered: the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way. */
-function renderOne (decoder: PacketDecoder, e: PacketEntry, label: (id: string) => string): RenderedPacket {
-  const p = decoder.decode(e.packet)
-  return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+/**
+ * How a page's entries are rendered: the render-only reader (render-fast.ts)
+ * for the bytes the direct decoder takes; for any other bytes the direct
+ * decoder's packet or, outside its subset, dag-cbor (renderEntry), as before.
+ * A reader of a stream of pages keeps one (both keep the ids they saw).
+ */
+export class EntryRenderer {
+  private readonly fast = new RenderDecoder()
+  private decoder: PacketDecoder | undefined
+
+  render (e: PacketEntry, label: (id: string) => string): RenderedPacket {
+    const r = this.fast.render(e, label)
+    if (r !== undefined) return r
+    const p = (this.decoder ??= new PacketDecoder()).decode(e.packet)
+    return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  }
 }

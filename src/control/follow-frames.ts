@@ -137,7 +137,12 @@ class PageNames {
   private readonly c = new CborCursor()
   constructor (private readonly label: (id: string) => string) {}
 
-  /** Note the from and to of the packet in bytes[pos, end of bytes), as partiesOf reads them (from first). */
+  /**
+   * Note the from and to of the packet in bytes[pos, end of bytes), as
+   * partiesOf reads them (from first). The map is read only up to the later
+   * of the two (a stored packet was validated when stored: each key once, the
+   * rest well-formed), so the proof and payload behind them cost nothing.
+   */
   add (bytes: Uint8Array, pos: number): void {
     const c = this.c
     c.reset(bytes, pos)
@@ -159,6 +164,8 @@ class PageNames {
       if (v < 0 || c.pos + v > c.end) { this.slow(bytes.subarray(pos)); return }
       if (key === 1) { from = c.pos; fromLen = v } else { to = c.pos; toLen = v }
       c.pos += v
+      // both found (canonical order puts them 2nd and 4th): the rest is not read
+      if (from >= 0 && to >= 0) break
     }
     if (n < 0 || from < 0 || to < 0) { this.slow(bytes.subarray(pos)); return }
     this.id(bytes, from, fromLen)
@@ -223,7 +230,7 @@ export function encodeFollowValues (seqs: readonly number[], values: readonly Ui
     const v = values[k]
     // the value copied so its packet lands at +20; its received (f64 BE, as the page has it) moved to +8
     out.set(v, at + 20 - VALUE_HEADER)
-    out.copyWithin(at + 8, at + 21 - VALUE_HEADER, at + 20)
+    for (let i = 0; i < 8; i++) out[at + 8 + i] = v[1 + i]
     out.writeDoubleBE(seqs[k], at)
     out.writeUInt32BE(v.byteLength - VALUE_HEADER, at + 16)
     at += 20 + v.byteLength - VALUE_HEADER

@@ -5,7 +5,8 @@
 // own loops, rendered in this process). Prints wall µs/entry, the daemon's
 // CPU µs/entry (process and main thread) and this process's.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/replay-ab.js [N] [ROUNDS] [ROOT...]
-// (a ROOT is a built checkout: its bin/amesh runs the daemon; the client is this build)
+// (a ROOT is a built checkout: its bin/amesh runs the daemon; the client is this build;
+// AMESH_REPLAY_ONLY=follow|read runs one of the two, AMESH_REPLAY_KEEP=1 keeps the homes and logs)
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,6 +37,8 @@ const fmt = (c: Cost): string => `wall ${c.wall.toFixed(1).padStart(5)}  daemon 
 async function main (): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000)
   const rounds = Number(process.argv[3] ?? 3)
+  // AMESH_REPLAY_ONLY=follow or read: that replay alone
+  const only = process.env.AMESH_REPLAY_ONLY
   const roots = process.argv.length > 4 ? process.argv.slice(4) : [PROJECT_ROOT]
   const dir = await mkdtemp(join(tmpdir(), 'amesh-replay-ab-'))
   const daemons: Daemon[] = []
@@ -52,9 +55,9 @@ async function main (): Promise<void> {
     for (const d of daemons) await settle(d)
     for (let r = 0; r < rounds; r++) {
       for (const [k, d] of daemons.entries()) {
-        const f = await measure(d, n, async () => await followAll(d, 'dst', n, 'binary'))
-        const p = await measure(d, n, async () => await readAllFramed(d.control, 'dst', n))
-        process.stdout.write(`round ${r} r${k}  follow: ${fmt(f)}   read: ${fmt(p)}\n`)
+        const f = only === 'read' ? undefined : await measure(d, n, async () => await followAll(d, 'dst', n, 'binary'))
+        const p = only === 'follow' ? undefined : await measure(d, n, async () => await readAllFramed(d.control, 'dst', n))
+        process.stdout.write(`round ${r} r${k}  follow: ${f === undefined ? '-' : fmt(f)}   read: ${p === undefined ? '-' : fmt(p)}\n`)
       }
     }
   } finally {

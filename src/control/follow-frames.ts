@@ -204,9 +204,10 @@ export const VALUE_HEADER = 9
  * The body of a follow page made straight from stored inbox values of format
  * 1 ([0x01][received: f64 BE][packet], store/inbox-values.ts) with their
  * seqs: the same bytes as encodeFollowPage of the decoded entries (its
- * reference), with one copy of each value and no per-entry object.
+ * reference), with one copy of each value and no per-entry object. `alloc`
+ * gives the frame's buffer, of exactly the size asked (a follower's pool).
  */
-export function encodeFollowValues (seqs: readonly number[], values: readonly Uint8Array[], label: (id: string) => string): Uint8Array {
+export function encodeFollowValues (seqs: readonly number[], values: readonly Uint8Array[], label: (id: string) => string, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Uint8Array {
   const names = new PageNames(label)
   let size = FRAME_HEAD + 6
   for (const v of values) {
@@ -216,7 +217,7 @@ export function encodeFollowValues (seqs: readonly number[], values: readonly Ui
   let labelBytes = 0
   const ids = new Map<string, Uint8Array>()
   for (const [id, name] of names.names) { const b = utf8.encode(id); ids.set(id, b); labelBytes += 4 + b.length + name.length }
-  const out = Buffer.allocUnsafe(size + labelBytes)
+  const out = alloc(size + labelBytes)
   out.fill(0, 0, FRAME_HEAD)
   let at = FRAME_HEAD
   out.writeUInt32BE(values.length, at); at += 4

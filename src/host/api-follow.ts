@@ -11,6 +11,7 @@ import { renderEntry } from '../packet/render.js'
 import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { entriesOf } from '../store/inbox-stored.js'
+import { FramePool } from './frame-pool.js'
 import { mark } from '../util/trace.js'
 import type { Components } from './components.js'
 
@@ -39,10 +40,11 @@ function nextPageSize (page: FollowPage): number {
 /** A page read for a follower: its entry count, last seq and packet bytes, and how to send it once `before` drained. */
 interface FollowPage { count: number, last: number, packetBytes: number, send: (before: Promise<void>) => Sent }
 
-/** Hand one binary frame to the socket once `before` (the previous page) drained. */
-async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, frame: Uint8Array, before: Promise<void>): Sent {
+/** Hand one binary frame to the socket once `before` (the previous page) drained; its buffer goes back to `pool` once written. */
+async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, frame: Uint8Array, before: Promise<void>, pool: FramePool): Sent {
   await before
   const drained = emitBinary(frame)
+  pool.giveAfter(frame, drained)
   mark('follow.emit')
   drained.catch(() => {}) // awaited before the next page or at the end
   return { drained }
@@ -53,15 +55,15 @@ async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, fram
  * frame built from them (no entry objects; values of the old format go the
  * reference way); otherwise as entries rendered to JSON.
  */
-function pageReader (host: Host, nodeId: string, sink: StreamSink, binary: boolean): (from: number, limit: number) => Promise<FollowPage> {
+function pageReader (host: Host, nodeId: string, sink: StreamSink, binary: boolean, pool: FramePool): (from: number, limit: number) => Promise<FollowPage> {
   const label = (id: string): string => host.label(id)
   const emitBinary = sink.emitBinary
   if (binary && emitBinary !== undefined) {
     return async (from, limit) => {
       const page = await host.inbox.readStored(nodeId, from, limit)
       const count = page.seqs.length
-      const frame = (): Uint8Array => page.plain ? encodeFollowValues(page.seqs, page.values, label) : encodeFollowPage(entriesOf(page), label)
-      return { count, last: page.seqs[count - 1] ?? from, packetBytes: page.bytes - VALUE_HEADER * count, send: async (before) => await sendFrame(emitBinary, frame(), before) }
+      const frame = (): Uint8Array => page.plain ? encodeFollowValues(page.seqs, page.values, label, pool.take) : encodeFollowPage(entriesOf(page), label)
+      return { count, last: page.seqs[count - 1] ?? from, packetBytes: page.bytes - VALUE_HEADER * count, send: async (before) => await sendFrame(emitBinary, frame(), before, pool) }
     }
   }
   return async (from, limit) => {
@@ -139,7 +141,9 @@ interface PageRead { page: Promise<FollowPage>, limit: number, appended: Promise
  */
 export async function follow (host: Host, nodeId: string, after: number, sink: StreamSink, binary: boolean): Promise<void> {
   let cursor = after
-  const read = pageReader(host, nodeId, sink, binary)
+  // the binary frames' buffers, reused while the replay runs (frame-pool.ts)
+  const pool = new FramePool()
+  const read = pageReader(host, nodeId, sink, binary, pool)
   let wake: (() => void) | undefined
   const onAppend = (id: string): void => { if (id === nodeId) wake?.() }
   host.inbox.on('append', onAppend)
@@ -158,6 +162,7 @@ export async function follow (host: Host, nodeId: string, after: number, sink: S
       const page = await reading.page
       if (page.count === 0) {
         await drained
+        pool.clear()
         await reading.appended
         reading = start(cursor, reading.limit)
         continue
@@ -170,6 +175,7 @@ export async function follow (host: Host, nodeId: string, after: number, sink: S
       drained = (await page.send(drained)).drained
       if (ahead !== undefined) { reading = ahead; continue }
       await drained
+      pool.clear()
       await reading.appended
       reading = start(cursor, limit)
     }

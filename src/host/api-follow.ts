@@ -5,7 +5,7 @@
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
 // beside it and equal byte for byte: test/store/inbox-stored.test.ts).
 import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
-import { EncodedArray, type StreamSink } from '../control/server.js'
+import { EncodedArray, FramedAnswer, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'
 import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
@@ -13,6 +13,7 @@ import type { InboxEntry } from '../store/inbox.js'
 import { entriesOf } from '../store/inbox-stored.js'
 import { FramePool } from './frame-pool.js'
 import { mark } from '../util/trace.js'
+import { SECOND } from '../util/time.js'
 import type { Components } from './components.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
@@ -118,15 +119,24 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
  * (follow-frames.ts) of at most READ_FRAME_BYTES of stored values, halved
  * until its frame fits a client's bound (names of many distinct nodes).
  */
-export async function readFrame (host: Host, nodeId: string, after: number, limit: number): Promise<Uint8Array> {
+export async function readFrame (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
   const label = (id: string): string => host.label(id)
   const page = await host.inbox.readStored(nodeId, after, limit, READ_FRAME_BYTES)
   for (let n = page.seqs.length; ; n = Math.ceil(n / 2)) {
     const seqs = page.seqs.slice(0, n)
     const values = page.values.slice(0, n)
-    const frame = page.plain ? encodeFollowValues(seqs, values, label) : encodeFollowPage(entriesOf({ ...page, seqs, values }), label)
+    const frame = page.plain ? encodeFollowValues(seqs, values, label, alloc) : encodeFollowPage(entriesOf({ ...page, seqs, values }), label)
     if (frame.byteLength - FRAME_HEAD <= MAX_FRAME_BYTES || n <= 1) return frame
   }
+}
+
+/** the host's `inbox.read` frames (FramePool): one free buffer kept (a pager asks for its next page once this one arrived), let go after 2 s without a read */
+export const READ_POOL = { max: 1, releaseAfterMs: 2 * SECOND }
+
+/** readFrame as a call's answer, its buffer from `pool` and given back once written. */
+export async function readAnswer (host: Host, nodeId: string, after: number, limit: number, pool: FramePool): Promise<FramedAnswer<RenderedPacket>> {
+  const frame = await readFrame(host, nodeId, after, limit, pool.take)
+  return new FramedAnswer<RenderedPacket>(frame, (write) => pool.giveAfter(frame, write))
 }
 
 /** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */

@@ -1,5 +1,5 @@
-// The buffers of one follower's binary frames, reused once the socket wrote
-// them. A replay of 100,000 stored 1,104 B packets otherwise allocates ~110 MB
+// The buffers of binary frames (one follower's, or the host's `inbox.read`
+// replies), reused once the socket wrote them. A replay of 100,000 stored 1,104 B packets otherwise allocates ~110 MB
 // of 1 MiB frames; each lives until the consumer read it, long enough to be
 // promoted, and V8 counts that external memory against the old generation's
 // limit: measured (bench/tools/replay-ab.ts, --trace-gc) 9 mark-compacts per
@@ -16,19 +16,27 @@
 
 /** frames at least this large are reused once written (far above any socket high-water mark) */
 export const REUSE_MIN_BYTES = 256 * 1024
-/** a pooled buffer holds at least this much (follow pages are about 1 MiB of packets) */
+/** a new pooled buffer holds at least this much, and a quarter more than asked (frames of a stream vary a little) */
 const POOLED_BYTES = 2 * 1024 * 1024
-/** free buffers kept: a follower has at most two frames out (one draining, one waiting for it) */
-const POOL_MAX = 3
+
+export interface FramePoolOptions {
+  /** free buffers kept (a follower has at most two frames out: one draining, one waiting for it) */
+  max: number
+  /** let the free buffers go after this long without a take (ms; 0: only clear() does) */
+  releaseAfterMs: number
+}
 
 export class FramePool {
   private readonly free: Buffer[] = []
+  private timer: NodeJS.Timeout | undefined
+
+  constructor (private readonly opts: FramePoolOptions = { max: 3, releaseAfterMs: 0 }) {}
 
   /** A buffer of exactly `size` bytes: from a free pooled buffer large enough, else new. */
   readonly take = (size: number): Buffer => {
     if (size < REUSE_MIN_BYTES) return Buffer.allocUnsafe(size)
     const i = this.free.findIndex((b) => b.byteLength >= size)
-    const whole = i >= 0 ? this.free.splice(i, 1)[0] : Buffer.allocUnsafe(Math.max(size, POOLED_BYTES))
+    const whole = i >= 0 ? this.free.splice(i, 1)[0] : Buffer.allocUnsafe(Math.max(POOLED_BYTES, size + (size >>> 2)))
     return whole.subarray(0, size)
   }
 
@@ -37,12 +45,22 @@ export class FramePool {
     // only the pool's own buffers: large enough, starting at 0 of their own ArrayBuffer
     if (frame.byteLength < REUSE_MIN_BYTES || frame.byteOffset !== 0) return
     written.then(() => {
-      if (this.free.length < POOL_MAX) this.free.push(Buffer.from(frame.buffer, 0, frame.buffer.byteLength))
+      if (this.free.length < this.opts.max) this.free.push(Buffer.from(frame.buffer, 0, frame.buffer.byteLength))
+      this.releaseLater()
     }, () => {})
   }
 
-  /** Let the buffers go (the follower caught up: live pages are small). */
+  /** Let the buffers go (a follower caught up: live pages are small). */
   clear (): void {
     this.free.length = 0
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private releaseLater (): void {
+    if (this.opts.releaseAfterMs <= 0) return
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = setTimeout(() => { this.free.length = 0; this.timer = undefined }, this.opts.releaseAfterMs)
+    this.timer.unref()
   }
 }

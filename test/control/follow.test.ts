@@ -132,6 +132,18 @@ describe('control - inbox.follow and inbox.read', function () {
     const fromCursor = await asFrame({ node: 'bob', limit: 3 })
     assert.deepEqual(fromCursor.map((r) => r.seq), [251, 252, 253], 'after the acked cursor by default')
     assert.deepEqual(fromCursor, await asJson({ node: 'bob', limit: 3 }))
+    // replies built while others still wait in their sockets (this process reads none for a while): each intact
+    const clients = await Promise.all([0, 1, 2, 3].map(async () => await h.client()))
+    try {
+      const at = (k: number): { node: string, after: number, limit: number } => ({ node: 'bob', after: 40 * k, limit: 10_000 })
+      const want = await Promise.all(clients.map(async (cl, k) => await asJson(at(k))))
+      const pending = clients.map(async (cl, k) => await cl.callFrame('inbox.read', at(k)))
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300)
+      const frames = await Promise.all(pending)
+      frames.forEach((f, k) => assert.deepEqual(renderFollowPage(f), want[k], `concurrent reply ${k}`))
+    } finally {
+      for (const cl of clients) cl.close()
+    }
     await assert.rejects(c.callFrame('inbox.read', { node: 'nobody' }), { code: 'UNKNOWN_NODE' })
     await assert.rejects(c.callFrame('inbox.read', { node: 'bob', limit: 10_001 }), { code: 'INVALID_ARGUMENT' })
   })

@@ -11,7 +11,10 @@ import { InboxStore, type InboxEntry } from '../../src/store/inbox.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { ulid } from '../../src/util/ulid.js'
-import { encodeFollowPage, encodeFollowValues, renderFollowPage } from '../../src/control/follow-frames.js'
+import { decodeFollowPage, encodeFollowPage, encodeFollowValues, renderFollowPage } from '../../src/control/follow-frames.js'
+import { PacketDecoder } from '../../src/packet/decode-fast.js'
+import { renderPacket } from '../../src/packet/render.js'
+import type { Packet } from '../../src/packet/types.js'
 import { entriesJsonEncoder } from '../../src/packet/render-json.js'
 import { JsonBytes } from '../../src/util/json-bytes.js'
 import { Bucket } from '../../src/store/schema.js'
@@ -110,6 +113,15 @@ async function main (): Promise<void> {
     await cpu('client: renderFollowPage of those frames', n, rounds, async () => {
       let k = 0
       for (const f of frames) k += renderFollowPage(f.subarray(9)).length
+      if (k !== n) throw new Error(`rendered ${k}`)
+    })
+    await cpu('client: the same by PacketDecoder + renderPacket (before)', n, rounds, async () => {
+      let k = 0
+      for (const f of frames) {
+        const { entries, labels } = decodeFollowPage(f.subarray(9))
+        const decoder = new PacketDecoder()
+        for (const e of entries) { renderPacket(decoder.decode(e.packet) as Packet, e, (id) => labels.get(id) ?? id); k++ }
+      }
       if (k !== n) throw new Error(`rendered ${k}`)
     })
     const replies: Buffer[] = []

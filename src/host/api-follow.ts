@@ -5,7 +5,7 @@
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
 // beside it and equal byte for byte: test/store/inbox-stored.test.ts).
 import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
-import { EncodedArray, FramedAnswer, type StreamSink } from '../control/server.js'
+import { EncodedArray, FramedAnswer, PagedArray, type Handler, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'
 import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
@@ -130,13 +130,29 @@ export async function readFrame (host: Host, nodeId: string, after: number, limi
   }
 }
 
-/** the host's `inbox.read` frames (FramePool): one free buffer kept (a pager asks for its next page once this one arrived), let go after 2 s without a read */
-export const READ_POOL = { max: 1, releaseAfterMs: 2 * SECOND }
+/** the `inbox.read` frames' pool: one free buffer kept (a pager asks for its next page once this one arrived), let go after 2 s without a read */
+const READ_POOL = { max: 1, releaseAfterMs: 2 * SECOND }
 
-/** readFrame as a call's answer, its buffer from `pool` and given back once written. */
-export async function readAnswer (host: Host, nodeId: string, after: number, limit: number, pool: FramePool): Promise<FramedAnswer<RenderedPacket>> {
-  const frame = await readFrame(host, nodeId, after, limit, pool.take)
-  return new FramedAnswer<RenderedPacket>(frame, (write) => pool.giveAfter(frame, write))
+/**
+ * `inbox.read`: JSON pages, or for binary framing one frame (readFrame)
+ * whose buffer comes from this method's pool and goes back once written.
+ */
+export function readMethod (host: Host & Pick<Components, 'inbox'>, nodeOf: (name: string) => string): Handler<'inbox.read'> {
+  const pool = new FramePool(READ_POOL)
+  return {
+    call: async (p) => {
+      const id = nodeOf(p.node)
+      const after = p.after ?? (await host.inbox.info(id)).cursor
+      const limit = p.limit ?? 1000
+      if (p.framing === 'binary') {
+        const frame = await readFrame(host, id, after, limit, pool.take)
+        return new FramedAnswer<RenderedPacket>(frame, (write) => pool.giveAfter(frame, write))
+      }
+      // read when the reply is written, encoded straight into it page by page:
+      // the same JSON as the array of renderEntry objects
+      return new PagedArray<RenderedPacket>(() => readPages(host, id, after, limit))
+    }
+  }
 }
 
 /** A page read in progress, and the wake-up armed before it started (an append after the read began resolves it). */

@@ -1,9 +1,7 @@
-import { implement, PagedArray, type MethodTable } from '../control/server.js'
-import type { RenderedPacket } from '../control/wire.js'
+import { implement, type MethodTable } from '../control/server.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Components } from './components.js'
-import { follow, READ_POOL, readAnswer, readPages } from './api-follow.js'
-import { FramePool } from './frame-pool.js'
+import { follow, readMethod } from './api-follow.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
@@ -25,7 +23,6 @@ function localNode (host: Pick<Components, 'nodes'>, n: string): string {
 
 /** The daemon's control methods, each over the components it reads. */
 export function controlMethods (host: Components, shutdown: () => void, a2a: A2aFaceState = a2aOff()): MethodTable {
-  const readFrames = new FramePool(READ_POOL)
   return implement({
     ...a2aMethods(host, a2a),
     status: { call: async () => ({ ...(await hostStatus(host)), a2a: a2a.info }) },
@@ -47,17 +44,7 @@ export function controlMethods (host: Components, shutdown: () => void, a2a: A2a
     },
     ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
     ...sendBatchMethods(host),
-    'inbox.read': {
-      call: async (p) => {
-        const id = localNode(host, p.node)
-        const after = p.after ?? (await host.inbox.info(id)).cursor
-        const limit = p.limit ?? 1000
-        if (p.framing === 'binary') return await readAnswer(host, id, after, limit, readFrames)
-        // read when the reply is written, encoded straight into it page by page:
-        // the same JSON as the array of renderEntry objects
-        return new PagedArray<RenderedPacket>(() => readPages(host, id, after, limit))
-      }
-    },
+    'inbox.read': readMethod(host, (name) => localNode(host, name)),
     'inbox.follow': {
       stream: async (p, sink) => {
         const id = localNode(host, p.node)

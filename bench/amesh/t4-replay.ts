@@ -11,7 +11,7 @@ import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
-import { eachFollowEntry, followPageLast } from '../../src/control/follow-frames.js'
+import { eachFollowEntry, EntryRenderer, followPageLast } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
 /** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
@@ -79,12 +79,14 @@ export async function readAllFramed (c: ControlClient, node: string, count: numb
   const ask = async (after: number): Promise<Uint8Array> => await c.callFrame('inbox.read', { node, after, limit: 10_000 })
   let n = 0
   let expect = 1
+  // one renderer for every page, as amesh inbox's reader keeps one per stream
+  const renderer = new EntryRenderer()
   for (let page = ask(0); ;) {
     const body = await page
     const last = followPageLast(body)
     if (last === undefined) break
     page = ask(last)
-    for (const e of eachFollowEntry(body)) {
+    for (const e of eachFollowEntry(body, renderer)) {
       if (e.seq !== expect++) throw new Error(`inbox.read gap: seq ${e.seq}`)
       n++
     }

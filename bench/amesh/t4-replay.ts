@@ -11,7 +11,7 @@ import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
-import { eachFollowEntry, followPageLast } from '../../src/control/follow-frames.js'
+import { eachFollowEntry, EntryRenderer, followPageLast } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
 /** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
@@ -36,7 +36,7 @@ const SETTLE_MAX_MS = 30_000
  * written, receipts settling, all on the daemon's threads), so the replay's
  * CPU per entry is the replay's own. Returns how long it took (ms).
  */
-async function settle (d: Daemon): Promise<number> {
+export async function settle (d: Daemon): Promise<number> {
   const t0 = nowMs()
   let last = await d.cpuMs()
   let quiet = 0
@@ -50,7 +50,7 @@ async function settle (d: Daemon): Promise<number> {
   return nowMs() - t0
 }
 
-async function followAll (d: Daemon, node: string, count: number, framing: 'ndjson' | 'binary'): Promise<number> {
+export async function followAll (d: Daemon, node: string, count: number, framing: 'ndjson' | 'binary'): Promise<number> {
   let n = 0
   let lastSeq = 0
   let done!: (t: number) => void
@@ -74,17 +74,19 @@ async function followAll (d: Daemon, node: string, count: number, framing: 'ndjs
  * (after the last seq, read from the frame's lengths) before this one is
  * rendered, so the daemon reads the next page while this process renders.
  */
-async function readAllFramed (c: ControlClient, node: string, count: number): Promise<number> {
+export async function readAllFramed (c: ControlClient, node: string, count: number): Promise<number> {
   const t0 = nowMs()
   const ask = async (after: number): Promise<Uint8Array> => await c.callFrame('inbox.read', { node, after, limit: 10_000 })
   let n = 0
   let expect = 1
+  // one renderer for every page, as amesh inbox's reader keeps one per stream
+  const renderer = new EntryRenderer()
   for (let page = ask(0); ;) {
     const body = await page
     const last = followPageLast(body)
     if (last === undefined) break
     page = ask(last)
-    for (const e of eachFollowEntry(body)) {
+    for (const e of eachFollowEntry(body, renderer)) {
       if (e.seq !== expect++) throw new Error(`inbox.read gap: seq ${e.seq}`)
       n++
     }

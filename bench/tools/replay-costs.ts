@@ -11,16 +11,21 @@ import { InboxStore, type InboxEntry } from '../../src/store/inbox.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { ulid } from '../../src/util/ulid.js'
-import { encodeFollowPage, encodeFollowValues, renderFollowPage } from '../../src/control/follow-frames.js'
+import { decodeFollowPage, encodeFollowPage, encodeFollowValues, renderFollowPage } from '../../src/control/follow-frames.js'
+import { PacketDecoder } from '../../src/packet/decode-fast.js'
+import { renderPacket } from '../../src/packet/render.js'
+import type { Packet } from '../../src/packet/types.js'
 import { entriesJsonEncoder } from '../../src/packet/render-json.js'
 import { JsonBytes } from '../../src/util/json-bytes.js'
 import { Bucket } from '../../src/store/schema.js'
 import { p50 } from '../lib/stats.js'
 import { text } from '../lib/daemon.js'
 
-/** follow's page sizes: 256 first, then about 1 MiB of packets */
+/** follow's page sizes: 256 first, then about 1 MiB of packets (api-follow.ts) */
 const FOLLOW_FIRST = 256
-const FOLLOW_NEXT = 1700
+const FOLLOW_NEXT = 950
+/** the grant token the bench's packets carry (T4's sends: src was granted by dst) */
+const GRANT_BYTES = 321
 const READ_LIMIT = 10_000
 
 /** the message ids InboxStore remembers (inbox.ts RECENT_IDS) */
@@ -69,9 +74,11 @@ async function main (): Promise<void> {
     const db = await openDb(join(dir, 'db'))
     const inbox = new InboxStore(db, new Committer(db, 'none'), 10_000_000)
     const heap0 = heapAfterGc()
+    // the bench's packets carry one grant token (321 B) in their proof: 1,104 B stored per packet
+    const grant = Uint8Array.from({ length: GRANT_BYTES }, (_, k) => (k * 37) & 0xff)
     for (let i = 0; i < n; i += 1000) {
       const items = Array.from({ length: Math.min(1000, n - i) }, (_, k) => {
-        const p = { id: ulid(), from, to, from_name: 'src', to_name: 'dst', signal: 'MESSAGE' as const, scope: { files: [], zone: 'project' as const }, payload: { text: text(512, i + k) }, ts: Date.now() }
+        const p = { id: ulid(), from, to, from_name: 'src', to_name: 'dst', signal: 'MESSAGE' as const, scope: { files: [], zone: 'project' as const }, payload: { text: text(512, i + k) }, ts: Date.now(), proof: { grants: [grant] } }
         return { nodeId: to, packetId: p.id, packet: encodePacket(p) }
       })
       await inbox.append(items)
@@ -106,6 +113,15 @@ async function main (): Promise<void> {
     await cpu('client: renderFollowPage of those frames', n, rounds, async () => {
       let k = 0
       for (const f of frames) k += renderFollowPage(f.subarray(9)).length
+      if (k !== n) throw new Error(`rendered ${k}`)
+    })
+    await cpu('client: the same by PacketDecoder + renderPacket (before)', n, rounds, async () => {
+      let k = 0
+      for (const f of frames) {
+        const { entries, labels } = decodeFollowPage(f.subarray(9))
+        const decoder = new PacketDecoder()
+        for (const e of entries) { renderPacket(decoder.decode(e.packet) as Packet, e, (id) => labels.get(id) ?? id); k++ }
+      }
       if (k !== n) throw new Error(`rendered ${k}`)
     })
     const replies: Buffer[] = []

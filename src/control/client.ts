@@ -144,11 +144,12 @@ export class ControlClient {
 
   /**
    * Call a method with binary framing (`framing: "binary"` is added to the
-   * params): resolves with the body of the one frame it answers with (a copy).
+   * params): resolves with the body of the one frame it answers with (a
+   * view of the bytes received for it: the reply reader never reuses them).
    */
   async callFrame<K extends CallName> (method: K, params: ParamsOf<K>): Promise<Uint8Array> {
     let body: Uint8Array | undefined
-    await this.send(method, { ...params, framing: 'binary' }, undefined, (b) => { body = new Uint8Array(b) })
+    await this.send(method, { ...params, framing: 'binary' }, undefined, (b) => { body = b })
     if (body === undefined) throw new MalformedFrameError(`${method} answered without its binary frame`)
     return body
   }

@@ -2,8 +2,9 @@
 // (`inbox.follow` with framing "binary"; the CLI's `inbox --follow`): a page
 // of inbox entries travels as their stored packet bytes instead of one JSON
 // line each, so a replay costs neither the daemon's JSON rendering nor the
-// client's JSON parse; the client renders each entry as renderEntry does (the
-// packet read by the direct decoder), which the JSON stream's output equals.
+// client's JSON parse; the client renders each entry as renderEntry does (read
+// straight into the rendered entry by render-fast.ts, the proof left unread:
+// EntryRenderer), which the JSON stream's output equals.
 //
 // On the socket a binary frame is  0x00, u32 request id, u32 body length,
 // body  (big-endian); a JSON line never starts with 0x00, so both kinds mix
@@ -20,6 +21,7 @@ import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TAG, MAJOR_TEXT 
 import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'
 import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
+import { RenderDecoder } from '../packet/render-fast.js'
 import { MalformedFrameError } from '../util/errors.js'
 import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 
@@ -135,7 +137,12 @@ class PageNames {
   private readonly c = new CborCursor()
   constructor (private readonly label: (id: string) => string) {}
 
-  /** Note the from and to of the packet in bytes[pos, end of bytes), as partiesOf reads them (from first). */
+  /**
+   * Note the from and to of the packet in bytes[pos, end of bytes), as
+   * partiesOf reads them (from first). The map is read only up to the later
+   * of the two (a stored packet was validated when stored: each key once, the
+   * rest well-formed), so the proof and payload behind them cost nothing.
+   */
   add (bytes: Uint8Array, pos: number): void {
     const c = this.c
     c.reset(bytes, pos)
@@ -157,6 +164,8 @@ class PageNames {
       if (v < 0 || c.pos + v > c.end) { this.slow(bytes.subarray(pos)); return }
       if (key === 1) { from = c.pos; fromLen = v } else { to = c.pos; toLen = v }
       c.pos += v
+      // both found (canonical order puts them 2nd and 4th): the rest is not read
+      if (from >= 0 && to >= 0) break
     }
     if (n < 0 || from < 0 || to < 0) { this.slow(bytes.subarray(pos)); return }
     this.id(bytes, from, fromLen)
@@ -195,9 +204,10 @@ export const VALUE_HEADER = 9
  * The body of a follow page made straight from stored inbox values of format
  * 1 ([0x01][received: f64 BE][packet], store/inbox-values.ts) with their
  * seqs: the same bytes as encodeFollowPage of the decoded entries (its
- * reference), with one copy of each value and no per-entry object.
+ * reference), with one copy of each value and no per-entry object. `alloc`
+ * gives the frame's buffer, of exactly the size asked (a follower's pool).
  */
-export function encodeFollowValues (seqs: readonly number[], values: readonly Uint8Array[], label: (id: string) => string): Uint8Array {
+export function encodeFollowValues (seqs: readonly number[], values: readonly Uint8Array[], label: (id: string) => string, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Uint8Array {
   const names = new PageNames(label)
   let size = FRAME_HEAD + 6
   for (const v of values) {
@@ -207,7 +217,7 @@ export function encodeFollowValues (seqs: readonly number[], values: readonly Ui
   let labelBytes = 0
   const ids = new Map<string, Uint8Array>()
   for (const [id, name] of names.names) { const b = utf8.encode(id); ids.set(id, b); labelBytes += 4 + b.length + name.length }
-  const out = Buffer.allocUnsafe(size + labelBytes)
+  const out = alloc(size + labelBytes)
   out.fill(0, 0, FRAME_HEAD)
   let at = FRAME_HEAD
   out.writeUInt32BE(values.length, at); at += 4
@@ -221,7 +231,7 @@ export function encodeFollowValues (seqs: readonly number[], values: readonly Ui
     const v = values[k]
     // the value copied so its packet lands at +20; its received (f64 BE, as the page has it) moved to +8
     out.set(v, at + 20 - VALUE_HEADER)
-    out.copyWithin(at + 8, at + 21 - VALUE_HEADER, at + 20)
+    for (let i = 0; i < 8; i++) out[at + 8 + i] = v[1 + i]
     out.writeDoubleBE(seqs[k], at)
     out.writeUInt32BE(v.byteLength - VALUE_HEADER, at + 16)
     at += 20 + v.byteLength - VALUE_HEADER
@@ -283,7 +293,7 @@ export function followPageLast (body: Uint8Array): number | undefined {
  * objects at once, so they die young); the page's layout is checked whole
  * before the first one.
  */
-export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder()): Generator<RenderedPacket> {
+export function * eachFollowEntry (body: Uint8Array, renderer = new EntryRenderer()): Generator<RenderedPacket> {
   followPageLast(body)
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength)
   const count = view.getUint32(0)
@@ -296,19 +306,31 @@ export function * eachFollowEntry (body: Uint8Array, decoder = new PacketDecoder
     const len = view.getUint32(at + 16)
     const e: PacketEntry = { seq: view.getFloat64(at), received: view.getFloat64(at + 8), packet: body.subarray(at + 20, at + 20 + len) }
     at += 20 + len
-    yield renderOne(decoder, e, label)
+    yield renderer.render(e, label)
   }
 }
 
 /** The rendered entries of a follow page: what the JSON stream sends for them. */
-export function renderFollowPage (body: Uint8Array, decoder = new PacketDecoder()): RenderedPacket[] {
+export function renderFollowPage (body: Uint8Array, renderer = new EntryRenderer()): RenderedPacket[] {
   const { entries, labels } = decodeFollowPage(body)
   const label = (id: string): string => labels.get(id) ?? id
-  return entries.map((e) => renderOne(decoder, e, label))
+  return entries.map((e) => renderer.render(e, label))
 }
 
-/** One entry rendered: the direct decoder gives what dag-cbor does for canonical bytes; anything else goes the reference way. */
-function renderOne (decoder: PacketDecoder, e: PacketEntry, label: (id: string) => string): RenderedPacket {
-  const p = decoder.decode(e.packet)
-  return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+/**
+ * How a page's entries are rendered: the render-only reader (render-fast.ts)
+ * for the bytes the direct decoder takes; for any other bytes the direct
+ * decoder's packet or, outside its subset, dag-cbor (renderEntry), as before.
+ * A reader of a stream of pages keeps one (both keep the ids they saw).
+ */
+export class EntryRenderer {
+  private readonly fast = new RenderDecoder()
+  private decoder: PacketDecoder | undefined
+
+  render (e: PacketEntry, label: (id: string) => string): RenderedPacket {
+    const r = this.fast.render(e, label)
+    if (r !== undefined) return r
+    const p = (this.decoder ??= new PacketDecoder()).decode(e.packet)
+    return p === undefined ? renderEntry(e, label) : renderPacket(p, e, label)
+  }
 }

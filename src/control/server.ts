@@ -88,7 +88,8 @@ export class PagedArray<T = unknown> {
 export class FramedAnswer<T = unknown> {
   /** the type of the items the frame holds (types only) */
   declare readonly item?: T
-  constructor (readonly frame: Uint8Array) {}
+  /** `written`, when given, gets the frame's write (resolved once the socket took it, or rejected): its buffer may then be reused */
+  constructor (readonly frame: Uint8Array, readonly written?: (write: Promise<void>) => void) {}
 }
 
 /** A result, or for an array result the same array encoded item by item (at once or in pages), or framed. */
@@ -179,7 +180,9 @@ export class ControlServer {
         if (result instanceof PagedArray) await writePaged(conn, id, result)
         else if (result instanceof FramedAnswer) {
           // the frame, then the end line that completes the call (other replies may go between)
-          await conn.write(binaryFrame(id, result.frame))
+          const write = conn.write(binaryFrame(id, result.frame))
+          result.written?.(write)
+          await write
           await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
         }
         else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))

@@ -5,13 +5,15 @@
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
 // beside it and equal byte for byte: test/store/inbox-stored.test.ts).
 import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
-import { EncodedArray, type StreamSink } from '../control/server.js'
+import { EncodedArray, FramedAnswer, PagedArray, type Handler, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'
 import { entriesJsonEncoder, renderedJsonSize } from '../packet/render-json.js'
 import type { InboxEntry } from '../store/inbox.js'
 import { entriesOf } from '../store/inbox-stored.js'
+import { FramePool } from './frame-pool.js'
 import { mark } from '../util/trace.js'
+import { SECOND } from '../util/time.js'
 import type { Components } from './components.js'
 
 /** entries per follow page at first; later pages hold about FOLLOW_PAGE_BYTES */
@@ -39,10 +41,11 @@ function nextPageSize (page: FollowPage): number {
 /** A page read for a follower: its entry count, last seq and packet bytes, and how to send it once `before` drained. */
 interface FollowPage { count: number, last: number, packetBytes: number, send: (before: Promise<void>) => Sent }
 
-/** Hand one binary frame to the socket once `before` (the previous page) drained. */
-async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, frame: Uint8Array, before: Promise<void>): Sent {
+/** Hand one binary frame to the socket once `before` (the previous page) drained; its buffer goes back to `pool` once written. */
+async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, frame: Uint8Array, before: Promise<void>, pool: FramePool): Sent {
   await before
   const drained = emitBinary(frame)
+  pool.giveAfter(frame, drained)
   mark('follow.emit')
   drained.catch(() => {}) // awaited before the next page or at the end
   return { drained }
@@ -53,15 +56,15 @@ async function sendFrame (emitBinary: (frame: Uint8Array) => Promise<void>, fram
  * frame built from them (no entry objects; values of the old format go the
  * reference way); otherwise as entries rendered to JSON.
  */
-function pageReader (host: Host, nodeId: string, sink: StreamSink, binary: boolean): (from: number, limit: number) => Promise<FollowPage> {
+function pageReader (host: Host, nodeId: string, sink: StreamSink, binary: boolean, pool: FramePool): (from: number, limit: number) => Promise<FollowPage> {
   const label = (id: string): string => host.label(id)
   const emitBinary = sink.emitBinary
   if (binary && emitBinary !== undefined) {
     return async (from, limit) => {
       const page = await host.inbox.readStored(nodeId, from, limit)
       const count = page.seqs.length
-      const frame = (): Uint8Array => page.plain ? encodeFollowValues(page.seqs, page.values, label) : encodeFollowPage(entriesOf(page), label)
-      return { count, last: page.seqs[count - 1] ?? from, packetBytes: page.bytes - VALUE_HEADER * count, send: async (before) => await sendFrame(emitBinary, frame(), before) }
+      const frame = (): Uint8Array => page.plain ? encodeFollowValues(page.seqs, page.values, label, pool.take) : encodeFollowPage(entriesOf(page), label)
+      return { count, last: page.seqs[count - 1] ?? from, packetBytes: page.bytes - VALUE_HEADER * count, send: async (before) => await sendFrame(emitBinary, frame(), before, pool) }
     }
   }
   return async (from, limit) => {
@@ -116,14 +119,39 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
  * (follow-frames.ts) of at most READ_FRAME_BYTES of stored values, halved
  * until its frame fits a client's bound (names of many distinct nodes).
  */
-export async function readFrame (host: Host, nodeId: string, after: number, limit: number): Promise<Uint8Array> {
+export async function readFrame (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
   const label = (id: string): string => host.label(id)
   const page = await host.inbox.readStored(nodeId, after, limit, READ_FRAME_BYTES)
   for (let n = page.seqs.length; ; n = Math.ceil(n / 2)) {
     const seqs = page.seqs.slice(0, n)
     const values = page.values.slice(0, n)
-    const frame = page.plain ? encodeFollowValues(seqs, values, label) : encodeFollowPage(entriesOf({ ...page, seqs, values }), label)
+    const frame = page.plain ? encodeFollowValues(seqs, values, label, alloc) : encodeFollowPage(entriesOf({ ...page, seqs, values }), label)
     if (frame.byteLength - FRAME_HEAD <= MAX_FRAME_BYTES || n <= 1) return frame
+  }
+}
+
+/** the `inbox.read` frames' pool: one free buffer kept (a pager asks for its next page once this one arrived), let go after 2 s without a read */
+const READ_POOL = { max: 1, releaseAfterMs: 2 * SECOND }
+
+/**
+ * `inbox.read`: JSON pages, or for binary framing one frame (readFrame)
+ * whose buffer comes from this method's pool and goes back once written.
+ */
+export function readMethod (host: Host & Pick<Components, 'inbox'>, nodeOf: (name: string) => string): Handler<'inbox.read'> {
+  const pool = new FramePool(READ_POOL)
+  return {
+    call: async (p) => {
+      const id = nodeOf(p.node)
+      const after = p.after ?? (await host.inbox.info(id)).cursor
+      const limit = p.limit ?? 1000
+      if (p.framing === 'binary') {
+        const frame = await readFrame(host, id, after, limit, pool.take)
+        return new FramedAnswer<RenderedPacket>(frame, (write) => pool.giveAfter(frame, write))
+      }
+      // read when the reply is written, encoded straight into it page by page:
+      // the same JSON as the array of renderEntry objects
+      return new PagedArray<RenderedPacket>(() => readPages(host, id, after, limit))
+    }
   }
 }
 
@@ -139,7 +167,9 @@ interface PageRead { page: Promise<FollowPage>, limit: number, appended: Promise
  */
 export async function follow (host: Host, nodeId: string, after: number, sink: StreamSink, binary: boolean): Promise<void> {
   let cursor = after
-  const read = pageReader(host, nodeId, sink, binary)
+  // the binary frames' buffers, reused while the replay runs (frame-pool.ts)
+  const pool = new FramePool()
+  const read = pageReader(host, nodeId, sink, binary, pool)
   let wake: (() => void) | undefined
   const onAppend = (id: string): void => { if (id === nodeId) wake?.() }
   host.inbox.on('append', onAppend)
@@ -158,6 +188,7 @@ export async function follow (host: Host, nodeId: string, after: number, sink: S
       const page = await reading.page
       if (page.count === 0) {
         await drained
+        pool.clear()
         await reading.appended
         reading = start(cursor, reading.limit)
         continue
@@ -170,6 +201,7 @@ export async function follow (host: Host, nodeId: string, after: number, sink: S
       drained = (await page.send(drained)).drained
       if (ahead !== undefined) { reading = ahead; continue }
       await drained
+      pool.clear()
       await reading.appended
       reading = start(cursor, limit)
     }

@@ -1,8 +1,7 @@
-import { FramedAnswer, implement, PagedArray, type MethodTable } from '../control/server.js'
-import type { RenderedPacket } from '../control/wire.js'
+import { implement, type MethodTable } from '../control/server.js'
 import { UnknownNodeError } from '../util/errors.js'
 import type { Components } from './components.js'
-import { follow, readFrame, readPages } from './api-follow.js'
+import { follow, readMethod } from './api-follow.js'
 import { hostStatus, nodeList } from './status.js'
 import { aclMethods } from './api-acl.js'
 import { agentsMethods } from './api-agents.js'
@@ -45,17 +44,7 @@ export function controlMethods (host: Components, shutdown: () => void, a2a: A2a
     },
     ...receiptMethods(host), // send (with its receipt), receipt.get, receipt.wait
     ...sendBatchMethods(host),
-    'inbox.read': {
-      call: async (p) => {
-        const id = localNode(host, p.node)
-        const after = p.after ?? (await host.inbox.info(id)).cursor
-        const limit = p.limit ?? 1000
-        if (p.framing === 'binary') return new FramedAnswer<RenderedPacket>(await readFrame(host, id, after, limit))
-        // read when the reply is written, encoded straight into it page by page:
-        // the same JSON as the array of renderEntry objects
-        return new PagedArray<RenderedPacket>(() => readPages(host, id, after, limit))
-      }
-    },
+    'inbox.read': readMethod(host, (name) => localNode(host, name)),
     'inbox.follow': {
       stream: async (p, sink) => {
         const id = localNode(host, p.node)

@@ -42,7 +42,8 @@ function oneOf<T extends string> (list: readonly T[], v: string): T {
   return (list as readonly string[]).includes(v) ? v as T : out()
 }
 
-class Reader extends CanonicalReader {
+/** The packet's readers (render-fast.ts reads the same fields with them). */
+export class Reader extends CanonicalReader {
   constructor (private readonly recentIds: RecentIds | undefined) { super() }
 
   /** Read `bytes`; a Buffer is read through a plain Uint8Array view (slices of a Buffer would be Buffers, cborg's are plain). */

@@ -81,6 +81,27 @@ describe('control - inbox.follow and inbox.read', function () {
     assert.equal(live[0].payload.text, 'live, binary')
   })
 
+  it('a binary follower that reads slowly gets the same entries as the NDJSON stream (the daemon reuses frame buffers once written)', async () => {
+    const total = (await c.call('status')).nodes.find((n) => n.name === 'bob')?.inbox
+    const last = total !== undefined && !('error' in total) ? total.last : 0
+    const rows = async (framing: 'ndjson' | 'binary'): Promise<Row[]> => {
+      const f = await h.client()
+      const got: Row[] = []
+      // the binary reader blocks 40 ms per frame: the socket fills, the daemon's next frames wait for drains
+      const pause = new Int32Array(new SharedArrayBuffer(4))
+      const done = (framing === 'binary'
+        ? f.frames('inbox.follow', { node: 'bob', after: 0 }, (body) => { Atomics.wait(pause, 0, 0, 40); got.push(...renderFollowPage(body) as Row[]) })
+        : f.stream('inbox.follow', { node: 'bob', after: 0 }, (e) => { got.push(e as Row) })).catch(() => {})
+      await waitFor(async () => got.length >= last || undefined, 60_000, `the ${framing} follow`)
+      f.close()
+      await done
+      return got
+    }
+    const binary = await rows('binary')
+    assert.equal(binary.length, last)
+    assert.deepEqual(binary, await rows('ndjson'))
+  })
+
   it('follow from a cursor and inbox.read pages give the same rendered entries as each other', async () => {
     const f = await h.client()
     const followed: Row[] = []
@@ -111,6 +132,18 @@ describe('control - inbox.follow and inbox.read', function () {
     const fromCursor = await asFrame({ node: 'bob', limit: 3 })
     assert.deepEqual(fromCursor.map((r) => r.seq), [251, 252, 253], 'after the acked cursor by default')
     assert.deepEqual(fromCursor, await asJson({ node: 'bob', limit: 3 }))
+    // replies built while others still wait in their sockets (this process reads none for a while): each intact
+    const clients = await Promise.all([0, 1, 2, 3].map(async () => await h.client()))
+    try {
+      const at = (k: number): { node: string, after: number, limit: number } => ({ node: 'bob', after: 40 * k, limit: 10_000 })
+      const want = await Promise.all(clients.map(async (cl, k) => await asJson(at(k))))
+      const pending = clients.map(async (cl, k) => await cl.callFrame('inbox.read', at(k)))
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300)
+      const frames = await Promise.all(pending)
+      frames.forEach((f, k) => assert.deepEqual(renderFollowPage(f), want[k], `concurrent reply ${k}`))
+    } finally {
+      for (const cl of clients) cl.close()
+    }
     await assert.rejects(c.callFrame('inbox.read', { node: 'nobody' }), { code: 'UNKNOWN_NODE' })
     await assert.rejects(c.callFrame('inbox.read', { node: 'bob', limit: 10_001 }), { code: 'INVALID_ARGUMENT' })
   })

@@ -6,9 +6,15 @@ import type { Command } from '../command.js'
 import { connectRunning } from '../../control/connect.js'
 import { printLineAsync } from '../output.js'
 
-/** The binary page reader (packet decoder, dag-cbor): loaded only by a read or follow that uses it, not at the CLI's start. */
+/**
+ * The binary page reader (packet decoder, dag-cbor): loaded only by a read or
+ * follow that uses it, not at the CLI's start. One renderer for all the pages
+ * of a stream (it keeps the node ids it checked).
+ */
 async function pageReader (): Promise<(body: Uint8Array) => Iterable<RenderedPacket>> {
-  return (await import('../../control/follow-frames.js')).eachFollowEntry
+  const { eachFollowEntry, EntryRenderer } = await import('../../control/follow-frames.js')
+  const renderer = new EntryRenderer()
+  return (body) => eachFollowEntry(body, renderer)
 }
 
 function human (p: RenderedPacket): string {

@@ -7,7 +7,9 @@ import { SECOND } from '../util/time.js'
 import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
-import { LineSplitter, type Reply, type Request } from './protocol.js'
+import { type Reply, type Request } from './protocol.js'
+import { BINARY_METHODS, decodeRequestFrame, FRAMING_METHOD, type FramingResult, type RequestFrame } from './request-frame.js'
+import { RequestReader } from './request-reader.js'
 import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
 import { TRACING, mark } from '../util/trace.js'
 
@@ -143,11 +145,10 @@ export class ControlServer {
 
   private accept (socket: Socket): void {
     this.sockets.add(socket)
-    socket.setEncoding('utf8')
-    const conn: Connection = new Connection(socket, this.limits, this.log, (line) => this.track(this.dispatch(conn, line)))
-    const splitter = new LineSplitter((line) => conn.request(line))
-    socket.on('data', (chunk: string) => {
-      try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
+    const conn: Connection = new Connection(socket, this.limits, this.log, (req) => this.track(this.dispatch(conn, req)))
+    const reader = new RequestReader((line) => conn.request(line), (frame) => conn.request(frame))
+    socket.on('data', (chunk: Buffer) => {
+      try { reader.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })
     socket.on('close', () => { this.sockets.delete(socket) })
     socket.on('error', () => {})
@@ -162,12 +163,14 @@ export class ControlServer {
     return handling
   }
 
-  private async dispatch (conn: Connection, line: string): Promise<void> {
-    let id = 0
+  private async dispatch (conn: Connection, request: string | RequestFrame): Promise<void> {
+    let id = typeof request === 'string' ? 0 : request.id
     try {
-      const req = parseRequest(line)
+      // a binary frame is read as the request the same JSON line parses to (request-frame.ts)
+      const req = typeof request === 'string' ? parseRequest(request) : decodeRequestFrame(request)
       id = req.id
       if (TRACING) mark(`ctl.in.${req.method}`)
+      if (req.method === FRAMING_METHOD) { await conn.write(JSON.stringify({ id, result: FRAMING } satisfies Reply) + '\n'); return }
       // own entries only: `constructor`, `__proto__`, `toString`, … are no methods
       const m = Object.hasOwn(this.methods, req.method) ? this.methods[req.method] : undefined
       if (m === undefined) throw new UnknownMethodError(`unknown method: ${req.method}`)
@@ -204,6 +207,9 @@ export class ControlServer {
     if (!signal.aborted) await conn.write(line({ id, end: true }))
   }
 }
+
+/** What FRAMING_METHOD answers: this server reads binary request frames of BINARY_METHODS too. */
+const FRAMING: FramingResult = { requests: ['ndjson', 'binary'], binary_methods: [...BINARY_METHODS] }
 
 /** how long stop waits for the handlers of closed connections to return (a stream ends on its abort signal) */
 const STOP_WAIT_MS = 5 * SECOND

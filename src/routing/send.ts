@@ -86,10 +86,16 @@ export class Sender {
 
   constructor (private readonly components: SenderComponents) {}
 
-  /** `marks`: fields only the daemon sets (a broadcast copy's broadcast id and group). */
-  async send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
-    return await this.deliver(await this.prepare(req, marks))
+  /**
+   * `marks`: fields only the daemon sets (a broadcast copy's broadcast id and
+   * group). Not async: no suspended frame holds the request (its text) while
+   * the packet waits for durability, so it is young garbage by then.
+   */
+  send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
+    return this.prepare(req, marks).then(this.deliverPrepared)
   }
+
+  private readonly deliverPrepared = (s: PreparedSend): Promise<QueueResult> => this.deliver(s)
 
   /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
   async prepare (req: SendRequest, marks?: BroadcastMarks): Promise<PreparedSend> {
@@ -107,8 +113,12 @@ export class Sender {
    * returns its promise (the outbox stages it, the inbox takes its place in
    * line), so packets delivered one after another keep that order.
    */
-  async deliver (s: PreparedSend): Promise<QueueResult> {
+  deliver (s: PreparedSend): Promise<QueueResult> {
     const transport = this.components.transports[s.target.kind] as Transport<Target>
-    return await transport.deliver(s.packet, s.bytes, s.target, s.ttl)
+    try {
+      return transport.deliver(s.packet, s.bytes, s.target, s.ttl)
+    } catch (err) {
+      return Promise.reject(err)
+    }
   }
 }

@@ -71,8 +71,12 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
     payload,
     ts: Date.now()
   }
-  const conversation = req.conversation_id ?? (req.in_reply_to !== undefined ? await conversationOf(c, fromId, req.in_reply_to) : undefined)
-  copySendFields({ ...req, conversation_id: conversation }, packet)
+  copySendFields(req, packet)
+  // a reply without its own conversation joins the one of the message it answers (no copy of the request for it)
+  if (req.conversation_id === undefined && req.in_reply_to !== undefined) {
+    const conversation = await conversationOf(c, fromId, req.in_reply_to)
+    if (conversation !== undefined) packet.conversation_id = conversation
+  }
   return packet
 }
 

@@ -4,6 +4,7 @@ import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
 import { BINARY_METHODS, encodeRequestFrame, FRAMING_METHOD, type FramingResult } from './request-frame.js'
+import { coalesce } from './coalesce.js'
 
 /** The params argument of a method: optional when the method takes none. */
 export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
@@ -184,6 +185,8 @@ export class ControlClient {
     return await new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onEvent, onFrame })
       const frame = this.binarySends ? encodeRequestFrame(id, method, params) : undefined
+      // requests made in one turn (sends issued as a batch of replies arrives) leave in one write
+      coalesce(this.socket)
       this.socket.write(frame ?? JSON.stringify({ id, method, params }) + '\n')
     })
   }

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
 import type { RequestFrame } from './request-frame.js'
+import { coalesce } from './coalesce.js'
 
 const MiB = 1024 * 1024
 
@@ -168,29 +169,4 @@ export class Connection {
     this.log(`control: client dropped: ${why}`)
     this.socket.destroy()
   }
-}
-
-/** sockets written to in this turn of the event loop */
-const writtenThisTurn = new WeakSet<Socket>()
-
-/**
- * Replies written in the same turn (a durability batch completes hundreds of
- * sends at once) leave in one writev instead of one syscall each. The first
- * write of a turn goes out at once (a lone reply or event waits for nothing);
- * later ones cork the socket, and it is uncorked once the turn's callbacks
- * and microtasks have run, before any I/O.
- */
-function coalesce (socket: Socket): void {
-  if (socket.writableCorked > 0) return
-  if (!writtenThisTurn.has(socket)) {
-    writtenThisTurn.add(socket)
-    process.nextTick(endTurn, socket)
-    return
-  }
-  socket.cork()
-}
-
-function endTurn (socket: Socket): void {
-  writtenThisTurn.delete(socket)
-  if (socket.writableCorked > 0) socket.uncork()
 }

@@ -5,7 +5,7 @@
 //   node --import ./dist/src/polyfill.js dist/bench/tools/intake-ab.js ROUNDS COUNT ROOT...
 // Per round and root: a fresh pair, the receiver stopped, COUNT x 512 B sends
 // (512 in flight, after a warm-up of COUNT / 10), then through send.batch, then
-// COUNT / 20 x 64 KiB. The control client is this checkout's (it asks each
+// COUNT / 20 x 64 KiB (AB_64K=N: N of them). The control client is this checkout's (it asks each
 // daemon which request framings it reads).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -39,7 +39,7 @@ async function once (ctx: BenchContext, count: number): Promise<string> {
     await single(pair.a, Math.max(1, Math.floor(count / 10)), 512)
     const t2 = await measure(pair.a, count, 512, single)
     const batch = await measure(pair.a, count, 512, batched)
-    const t3 = await measure(pair.a, Math.max(1, Math.floor(count / 20)), 64 * 1024, single)
+    const t3 = await measure(pair.a, Number(process.env.AB_64K ?? Math.max(1, Math.floor(count / 20))), 64 * 1024, single)
     return `512 B ${t2} | batch ${batch} | 64 KiB ${t3} us`
   } finally {
     await pair.stop()

@@ -135,10 +135,10 @@ export class DeliveryService implements Transport<PeerTarget> {
   }
 
   /** Queue an encoded packet for a remote host; resolves once it is durable. */
-  enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number): Promise<QueueResult> {
+  enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number, whole?: Uint8Array): Promise<QueueResult> {
     let staged: { ops: WriteOp[], entry: OutboxEntry }
     try {
-      staged = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
+      staged = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes, whole)
     } catch (err) {
       return Promise.reject(err)
     }
@@ -161,8 +161,13 @@ export class DeliveryService implements Transport<PeerTarget> {
   }
 
   /** The transport for targets on remote hosts: queued in the outbox for the target's host. */
-  deliver (packet: Packet, bytes: Uint8Array, target: PeerTarget, ttl: number): Promise<QueueResult> {
-    return this.enqueue(packet, bytes, target.host, ttl)
+  deliver (packet: Packet, bytes: Uint8Array, target: PeerTarget, ttl: number, whole?: Uint8Array): Promise<QueueResult> {
+    return this.enqueue(packet, bytes, target.host, ttl, whole)
+  }
+
+  /** The outbox value's header goes before the packet: the sender encodes it after as many bytes. */
+  room (packet: Packet): number {
+    return this.deps.outbox.headRoom(packet.id, packet.to, packet.from)
   }
 
   private async deadLetter (items: Doomed[]): Promise<void> {

@@ -81,7 +81,14 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
 }
 
 /** A send built and authorized, not yet handed to its transport. */
-export interface PreparedSend { packet: Packet, bytes: Uint8Array, target: Target, ttl: number }
+export interface PreparedSend {
+  packet: Packet
+  bytes: Uint8Array
+  /** bytes with the free room before them that the target's transport asked for (Transport.room), when it did */
+  whole?: Uint8Array
+  target: Target
+  ttl: number
+}
 
 /** `send`: validate, resolve, check the ACL, write durably (outbox or local inbox), return the id. */
 export class Sender {
@@ -99,6 +106,10 @@ export class Sender {
     return this.prepare(req, marks).then(this.deliverPrepared)
   }
 
+  private transportOf (target: Target): Transport<Target> {
+    return this.components.transports[target.kind] as Transport<Target>
+  }
+
   private readonly deliverPrepared = (s: PreparedSend): Promise<QueueResult> => this.deliver(s)
 
   /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
@@ -109,7 +120,10 @@ export class Sender {
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
     if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group_id = marks.group }
     await c.authorizer.authorizeSend(packet, from, target)
-    return { packet, bytes: this.codec.encode(packet), target, ttl: req.ttl_ms ?? c.ttl }
+    // a transport that stores the packet behind a header (the outbox) gets it encoded after room for that header
+    const room = this.transportOf(target).room?.(packet)
+    const { bytes, whole } = room === undefined ? { bytes: this.codec.encode(packet), whole: undefined } : this.codec.encodeAfter(room, packet)
+    return { packet, bytes, whole, target, ttl: req.ttl_ms ?? c.ttl }
   }
 
   /**
@@ -118,9 +132,9 @@ export class Sender {
    * line), so packets delivered one after another keep that order.
    */
   deliver (s: PreparedSend): Promise<QueueResult> {
-    const transport = this.components.transports[s.target.kind] as Transport<Target>
+    const transport = this.transportOf(s.target)
     try {
-      return transport.deliver(s.packet, s.bytes, s.target, s.ttl)
+      return transport.deliver(s.packet, s.bytes, s.target, s.ttl, s.whole)
     } catch (err) {
       return Promise.reject(err)
     }

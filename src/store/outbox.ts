@@ -147,15 +147,24 @@ export class OutboxStore {
     return this.stage(dest, packetId, to, toLabel, from, exp, packet).ops
   }
 
-  /** prepare(), also returning the entry as it will be read back once committed. */
-  stage (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): { ops: WriteOp[], entry: OutboxEntry } {
+  /** How many bytes a queue value of this entry holds before its packet (see stage's `whole`). */
+  headRoom (packetId: string, to: string, from: string): number {
+    return this.values.headLength(packetId, to, from)
+  }
+
+  /**
+   * prepare(), also returning the entry as it will be read back once
+   * committed. `whole`: a buffer of headRoom() free bytes then `packet`
+   * (PacketCodec.encodeAfter), which becomes the stored value as it is.
+   */
+  stage (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array, whole?: Uint8Array): { ops: WriteOp[], entry: OutboxEntry } {
     const n = this.depthOf(dest)
     if (n >= this.capPerDest) {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
-    const value = this.values.encode(packetId, to, from, exp, packet)
+    const value = this.values.encode(packetId, to, from, exp, packet, whole)
     const ops: WriteOp[] = [
       { type: 'put', key, value },
       { type: 'put', key: expiryKey(exp, key), value: EMPTY }

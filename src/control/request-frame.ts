@@ -121,9 +121,11 @@ function readTexts (body: Buffer, at: number): Array<string | undefined> {
     const len = body.readUInt32BE(at + 4 * k)
     if (len === NO_TEXT) continue
     if (len > body.length - text) throw bad(`text ${k} runs past the body`)
-    const bytes = body.subarray(text, text + len)
-    if (!isUtf8(bytes)) throw bad(`text ${k} is not UTF-8`)
-    texts[k] = bytes.toString('utf8')
+    // bytes that are not UTF-8 decode with U+FFFD in them; only then is the check needed
+    // (a one-byte string, any ASCII text, answers the search at once)
+    const t = body.toString('utf8', text, text + len)
+    if (t.indexOf('\ufffd') !== -1 && !isUtf8(body.subarray(text, text + len))) throw bad(`text ${k} is not UTF-8`)
+    texts[k] = t
     text += len
   }
   if (text !== body.length) throw bad(`${body.length - text} bytes after the last text`)

@@ -54,7 +54,7 @@ describe('store - outbox values around a packet encoded after room', () => {
       assert.deepEqual(Buffer.from(value), Buffer.from(ref))
       const back = decodeEntryValue(value)
       assert.deepEqual({ i: back.i, to: back.to, from: back.from, exp: back.exp }, { i: p.id, to: p.to, from: p.from, exp })
-      assert.deepEqual(back.p, encodePacket(p))
+      assert.deepEqual(Buffer.from(back.p), Buffer.from(encodePacket(p)))
     }
   })
 

@@ -3,7 +3,10 @@
 // with FRAME_MARK (0x00), which no JSON line starts with. Received chunks are
 // held until the line (its newline arrived) or frame (its length is in its
 // head) they hold is complete, then joined once: a request of megabytes costs
-// linear time. Lines are decoded as UTF-8 only once whole.
+// linear time. Lines are decoded as UTF-8 only once whole. A line is bounded as
+// the text reader before it bounded it, in UTF-16 code units (at most three
+// UTF-8 bytes each), so every line accepted before is accepted now; a frame is
+// bounded in bytes.
 import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
 import { MAX_LINE_BYTES } from './protocol.js'
 import type { RequestFrame } from './request-frame.js'
@@ -21,6 +24,8 @@ export class RequestReader {
   private held = 0
   /** bytes the held frame needs before it can be read (0: a line, waiting for its newline) */
   private need = 0
+  /** UTF-16 code units of the held line, counted only once its bytes passed the bound (-1: not counted) */
+  private units = -1
 
   constructor (
     private readonly onLine: (line: string) => void,
@@ -32,11 +37,16 @@ export class RequestReader {
     this.parts.push(chunk)
     this.held += chunk.length
     if (this.held < this.need) return
-    if (this.need === 0 && this.parts.length > 1 && chunk.indexOf(0x0a) < 0) { this.bound(); return }
+    if (this.need === 0 && this.parts.length > 1 && chunk.indexOf(0x0a) < 0) {
+      if (this.units >= 0) this.units += utf16Units(chunk)
+      this.bound()
+      return
+    }
     const buf = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.held)
     this.parts = []
     this.held = 0
     this.need = 0
+    this.units = -1
     const at = this.read(buf)
     if (at < buf.length) {
       const rest = buf.subarray(at)
@@ -70,7 +80,23 @@ export class RequestReader {
   }
 
   private bound (): void {
-    const limit = this.need > 0 ? this.max + FRAME_HEAD : this.max
-    if (this.held > limit) throw new RequestTooLongError(`control line longer than ${this.max} bytes`)
+    if (this.need > 0) {
+      if (this.held > this.max + FRAME_HEAD) throw new RequestTooLongError(`control request frame longer than ${this.max} bytes`)
+      return
+    }
+    // a line of no more bytes than the bound has no more code units either
+    if (this.held <= this.max) return
+    if (this.units < 0) this.units = this.parts.reduce((n, p) => n + utf16Units(p), 0)
+    if (this.units > this.max) throw new RequestTooLongError(`control line longer than ${this.max} bytes`)
   }
+}
+
+/** How many UTF-16 code units the UTF-8 bytes decode to: one per lead byte, two for a four-byte sequence. */
+function utf16Units (bytes: Buffer): number {
+  let n = 0
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]
+    if ((b & 0xc0) !== 0x80) n += b >= 0xf0 ? 2 : 1
+  }
+  return n
 }

@@ -117,6 +117,16 @@ describe('control - binary request frames', () => {
     assert.throws(() => l.push(Buffer.from('678901')), /longer than 10/)
   })
 
+  it('the reader bounds a line in UTF-16 code units, as the text reader before it: a non-ASCII line of more bytes than the bound but no more units passes', () => {
+    const lines: string[] = []
+    const r = new RequestReader((l) => lines.push(l), () => {}, 10)
+    for (const piece of ['éé', 'éééé', 'éé😀', '\n']) r.push(Buffer.from(piece)) // 10 units, 22 bytes
+    assert.deepEqual(lines, ['éééééééé😀'])
+    const over = new RequestReader(() => {}, () => {}, 10)
+    over.push(Buffer.from('éééééé'))
+    assert.throws(() => over.push(Buffer.from('ééééé')), /longer than 10/, '11 units')
+  })
+
   describe('the client', () => {
     let dir: string
     let server: Server

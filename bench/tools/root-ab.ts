@@ -20,6 +20,9 @@ const t1Samples = Number(process.env.AB_T1 ?? 400)
 /** AB_BATCH=1: after the T2 burst, one of the same count through send.batch (as T2.batch) */
 const withBatch = process.env.AB_BATCH === '1'
 const T1_WARMUP = 50
+/** AB_T3=N: after the T2 burst(s), N × 64 KiB (as T3, after a warm-up of N / 10) */
+const t3Count = Number(process.env.AB_T3 ?? 0)
+const KiB64 = 64 * 1024
 
 const f0 = (n: number | undefined): string => n === undefined ? '-' : n.toFixed(0)
 
@@ -35,7 +38,9 @@ async function once (ctx: BenchContext, count: number): Promise<string> {
     const s = r.cpu.subjects
     const rb = withBatch ? await burst(pair.a, pair.b, count, 512, undefined, undefined, batched) : undefined
     const batch = rb === undefined ? '' : `T2.batch ${perSecond(count, rb.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${rb.cpu.client.toFixed(0)}/${f0(rb.cpu.subjects.sender)}/${f0(rb.cpu.subjects.receiver)} main s/r ${f0(rb.cpu.main.sender)}/${f0(rb.cpu.main.receiver)} us | `
-    return batch + `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
+    const r3 = t3Count > 0 ? (await burst(pair.a, pair.b, Math.max(1, Math.floor(t3Count / 10)), KiB64), await burst(pair.a, pair.b, t3Count, KiB64)) : undefined
+    const t3 = r3 === undefined ? '' : `T3 ${perSecond(t3Count, r3.elapsedMs).toFixed(0).padStart(5)} msg/s cpu c/s/r ${r3.cpu.client.toFixed(0)}/${f0(r3.cpu.subjects.sender)}/${f0(r3.cpu.subjects.receiver)} main s/r ${f0(r3.cpu.main.sender)}/${f0(r3.cpu.main.receiver)} us | `
+    return t3 + batch + `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
       `T1 p50 ${p50(t1.total).toFixed(2)} p99 ${p99(t1.total).toFixed(2)} accept ${p50(t1.accept).toFixed(2)} ms cpu c/s/r ${c1.client.toFixed(0)}/${f0(c1.subjects.sender)}/${f0(c1.subjects.receiver)} us`
   } finally {
     await pair.stop()

@@ -3,6 +3,8 @@ import { AmeshError, DaemonNotRunningError, MalformedFrameError } from '../util/
 import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
+import { BINARY_METHODS, encodeRequestFrame, FRAMING_METHOD, type FramingResult } from './request-frame.js'
+import { coalesce } from './coalesce.js'
 
 /** The params argument of a method: optional when the method takes none. */
 export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
@@ -87,6 +89,13 @@ export class ControlClient {
   private nextId = 1
   private readonly pending = new Map<number, Pending>()
   private closed = false
+  /**
+   * Whether the daemon reads binary request frames (request-frame.ts): asked
+   * once per connection, before its first send; until the answer came every
+   * request waits for it, so requests still leave in call order
+   */
+  private framing?: Promise<void>
+  private binarySends = false
 
   private constructor (private readonly socket: Socket) {
     const reader = new ReplyReader((line) => this.onLine(line), (id, body) => this.pending.get(id)?.onFrame?.(body))
@@ -165,12 +174,34 @@ export class ControlClient {
   }
 
   private async send (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
+    if (this.framing === undefined && BINARY_METHODS.includes(method)) this.framing = this.askFraming()
+    if (this.framing !== undefined) await this.framing
+    return await this.write(method, params, onEvent, onFrame)
+  }
+
+  /** Write one request (a binary frame for a send once the daemon reads them, else a JSON line); resolves with its answer. */
+  private async write (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
     if (this.closed) throw new DaemonNotRunningError('the control connection is closed')
     const id = this.nextId++
     return await new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onEvent, onFrame })
-      this.socket.write(JSON.stringify({ id, method, params }) + '\n')
+      const frame = this.binarySends ? encodeRequestFrame(id, method, params) : undefined
+      // requests made in one turn (sends issued as a batch of replies arrives) leave in one write
+      coalesce(this.socket)
+      this.socket.write(frame ?? JSON.stringify({ id, method, params }) + '\n')
     })
+  }
+
+  /** Ask the daemon which request framings it reads (one that does not know the question answers UNKNOWN_METHOD: JSON lines only). */
+  private async askFraming (): Promise<void> {
+    try {
+      const r = await this.write(FRAMING_METHOD, {}) as Partial<FramingResult>
+      this.binarySends = Array.isArray(r.requests) && r.requests.includes('binary')
+    } catch (err) {
+      if (!(err instanceof RemoteError)) throw err
+    } finally {
+      this.framing = Promise.resolve()
+    }
   }
 
   close (): void {

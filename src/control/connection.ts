@@ -8,6 +8,8 @@
 import type { Socket } from 'node:net'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
+import type { RequestFrame } from './request-frame.js'
+import { coalesce } from './coalesce.js'
 
 const MiB = 1024 * 1024
 
@@ -40,7 +42,8 @@ export class ClientGoneError extends Error {
 export class Connection {
   readonly abort = new AbortController()
   private pending = 0
-  private readonly waiting: string[] = []
+  /** request lines and binary request frames not yet started */
+  private readonly waiting: Array<string | RequestFrame> = []
   /** a reply written over several writes (one line): other writes wait for it */
   private exclusive?: Promise<void>
   private stall?: NodeJS.Timeout
@@ -51,7 +54,7 @@ export class Connection {
     readonly socket: Socket,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
-    private readonly run: (line: string) => Promise<void>
+    private readonly run: (request: string | RequestFrame) => Promise<void>
   ) {
     socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
     socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
@@ -83,9 +86,9 @@ export class Connection {
   /** A request finished (or failed): one bound function for all of them, no closure per request. */
   private readonly settled = (): void => { this.pending--; this.pump() }
 
-  /** A request line arrived: run it now, or once the connection has room. */
-  request (line: string): void {
-    this.waiting.push(line)
+  /** A request line or frame arrived: run it now, or once the connection has room. */
+  request (request: string | RequestFrame): void {
+    this.waiting.push(request)
     this.pump()
   }
 
@@ -95,9 +98,9 @@ export class Connection {
 
   private pump (): void {
     while (this.waiting.length > 0 && this.pending < this.limits.maxPending && !this.congested() && !this.socket.destroyed) {
-      const line = this.waiting.shift() as string
+      const request = this.waiting.shift() as string | RequestFrame
       this.pending++
-      this.run(line).then(this.settled, this.settled)
+      this.run(request).then(this.settled, this.settled)
     }
     const hold = this.waiting.length > 0 || this.pending >= this.limits.maxPending || this.congested()
     if (hold && !this.socket.isPaused()) this.socket.pause()
@@ -166,29 +169,4 @@ export class Connection {
     this.log(`control: client dropped: ${why}`)
     this.socket.destroy()
   }
-}
-
-/** sockets written to in this turn of the event loop */
-const writtenThisTurn = new WeakSet<Socket>()
-
-/**
- * Replies written in the same turn (a durability batch completes hundreds of
- * sends at once) leave in one writev instead of one syscall each. The first
- * write of a turn goes out at once (a lone reply or event waits for nothing);
- * later ones cork the socket, and it is uncorked once the turn's callbacks
- * and microtasks have run, before any I/O.
- */
-function coalesce (socket: Socket): void {
-  if (socket.writableCorked > 0) return
-  if (!writtenThisTurn.has(socket)) {
-    writtenThisTurn.add(socket)
-    process.nextTick(endTurn, socket)
-    return
-  }
-  socket.cork()
-}
-
-function endTurn (socket: Socket): void {
-  writtenThisTurn.delete(socket)
-  if (socket.writableCorked > 0) socket.uncork()
 }

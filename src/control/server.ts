@@ -7,7 +7,9 @@ import { SECOND } from '../util/time.js'
 import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
-import { LineSplitter, type Reply, type Request } from './protocol.js'
+import { type Reply, type Request } from './protocol.js'
+import { BINARY_METHODS, decodeRequestFrame, FRAMING_METHOD, type FramingResult, type RequestFrame } from './request-frame.js'
+import { RequestReader } from './request-reader.js'
 import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
 import { TRACING, mark } from '../util/trace.js'
 
@@ -144,11 +146,10 @@ export class ControlServer {
 
   private accept (socket: Socket): void {
     this.sockets.add(socket)
-    socket.setEncoding('utf8')
-    const conn: Connection = new Connection(socket, this.limits, this.log, (line) => this.track(this.dispatch(conn, line)))
-    const splitter = new LineSplitter((line) => conn.request(line))
-    socket.on('data', (chunk: string) => {
-      try { splitter.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
+    const conn: Connection = new Connection(socket, this.limits, this.log, (req) => this.track(this.dispatch(conn, req)))
+    const reader = new RequestReader((line) => conn.request(line), (frame) => conn.request(frame))
+    socket.on('data', (chunk: Buffer) => {
+      try { reader.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })
     socket.on('close', () => { this.sockets.delete(socket) })
     socket.on('error', () => {})
@@ -163,36 +164,55 @@ export class ControlServer {
     return handling
   }
 
-  private async dispatch (conn: Connection, line: string): Promise<void> {
-    let id = 0
+  /**
+   * Parse a request and start its handler. Not async: the frame that waits
+   * for a call's result (answer) holds its id and method name, not the
+   * request's text or params (a send's text would otherwise live, and be
+   * copied by the GC, until the packet is durable).
+   */
+  private dispatch (conn: Connection, request: string | RequestFrame): Promise<void> {
+    let id = typeof request === 'string' ? 0 : request.id
     try {
-      const req = parseRequest(line)
+      // a binary frame is read as the request the same JSON line parses to (request-frame.ts)
+      const req = typeof request === 'string' ? parseRequest(request) : decodeRequestFrame(request)
       id = req.id
       if (TRACING) mark(`ctl.in.${req.method}`)
+      if (req.method === FRAMING_METHOD) return this.answer(conn, id, req.method, Promise.resolve(FRAMING))
       // own entries only: `constructor`, `__proto__`, `toString`, … are no methods
       const m = Object.hasOwn(this.methods, req.method) ? this.methods[req.method] : undefined
       if (m === undefined) throw new UnknownMethodError(`unknown method: ${req.method}`)
       const params = parseParams(m, req.params)
-      if (m.stream !== undefined) {
-        await this.runStream(conn, id, m, params)
-      } else if (m.call !== undefined) {
-        const result = await m.call(params)
-        if (result instanceof PagedArray) await writePaged(conn, id, result)
-        else if (result instanceof FramedAnswer) {
-          // the frame, then the end line that completes the call (other replies may go between)
-          const write = conn.write(binaryFrame(id, result.frame))
-          result.written?.(write)
-          await write
-          await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
-        }
-        else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
-        else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
-        if (TRACING) mark(`ctl.out.${req.method}`)
-      }
+      if (m.stream !== undefined) return this.runStream(conn, id, m, params).catch(async (err) => await this.fail(conn, id, err))
+      if (m.call !== undefined) return this.answer(conn, id, req.method, m.call(params))
+      return Promise.resolve()
     } catch (err) {
-      if (conn.socket.destroyed) return
-      await conn.write(JSON.stringify({ id, error: { code: errorCode(err), message: errorMessage(err) } } satisfies Reply) + '\n').catch(() => {})
+      return this.fail(conn, id, err)
     }
+  }
+
+  /** Write a call's result once it is there (or its error). */
+  private async answer (conn: Connection, id: number, method: string, pending: Promise<unknown>): Promise<void> {
+    try {
+      const result = await pending
+      if (result instanceof PagedArray) await writePaged(conn, id, result)
+      else if (result instanceof FramedAnswer) {
+        // the frame, then the end line that completes the call (other replies may go between)
+        const write = conn.write(binaryFrame(id, result.frame))
+        result.written?.(write)
+        await write
+        await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
+      }
+      else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
+      else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
+      if (TRACING) mark(`ctl.out.${method}`)
+    } catch (err) {
+      await this.fail(conn, id, err)
+    }
+  }
+
+  private async fail (conn: Connection, id: number, err: unknown): Promise<void> {
+    if (conn.socket.destroyed) return
+    await conn.write(JSON.stringify({ id, error: { code: errorCode(err), message: errorMessage(err) } } satisfies Reply) + '\n').catch(() => {})
   }
 
   private async runStream (conn: Connection, id: number, m: Method<never>, params: never): Promise<void> {
@@ -207,6 +227,9 @@ export class ControlServer {
     if (!signal.aborted) await conn.write(line({ id, end: true }))
   }
 }
+
+/** What FRAMING_METHOD answers: this server reads binary request frames of BINARY_METHODS too. */
+const FRAMING: FramingResult = { requests: ['ndjson', 'binary'], binary_methods: [...BINARY_METHODS] }
 
 /** how long stop waits for the handlers of closed connections to return (a stream ends on its abort signal) */
 const STOP_WAIT_MS = 5 * SECOND

@@ -135,11 +135,21 @@ export class DeliveryService implements Transport<PeerTarget> {
   }
 
   /** Queue an encoded packet for a remote host; resolves once it is durable. */
-  async enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number): Promise<QueueResult> {
-    const { ops, entry } = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes)
+  enqueue (packet: Packet, bytes: Uint8Array, dest: string, ttl: number, whole?: Uint8Array): Promise<QueueResult> {
+    let staged: { ops: WriteOp[], entry: OutboxEntry }
     try {
-      // handed to the Committer in the same tick as stage(): key order = commit order
-      await this.deps.committer.write(ops)
+      staged = this.deps.outbox.stage(dest, packet.id, packet.to, this.deps.label(packet.to), packet.from, Date.now() + ttl, bytes, whole)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    // handed to the Committer in the same tick as stage(): key order = commit order;
+    // what waits for the commit holds the entry and the id, not the packet object
+    return this.queued(this.deps.committer.write(staged.ops), staged.entry, dest, packet.id)
+  }
+
+  private async queued (write: Promise<void>, entry: OutboxEntry, dest: string, id: string): Promise<QueueResult> {
+    try {
+      await write
     } catch (err) {
       this.deps.outbox.release(dest)
       throw err
@@ -147,12 +157,17 @@ export class DeliveryService implements Transport<PeerTarget> {
     mark('outbox.durable')
     // durable: hand the entry to the link in memory (it reads the store after a reconnect)
     this.link(dest).offer([entry])
-    return { id: packet.id, state: 'queued' }
+    return { id, state: 'queued' }
   }
 
   /** The transport for targets on remote hosts: queued in the outbox for the target's host. */
-  async deliver (packet: Packet, bytes: Uint8Array, target: PeerTarget, ttl: number): Promise<QueueResult> {
-    return await this.enqueue(packet, bytes, target.host, ttl)
+  deliver (packet: Packet, bytes: Uint8Array, target: PeerTarget, ttl: number, whole?: Uint8Array): Promise<QueueResult> {
+    return this.enqueue(packet, bytes, target.host, ttl, whole)
+  }
+
+  /** The outbox value's header goes before the packet: the sender encodes it after as many bytes. */
+  room (packet: Packet): number {
+    return this.deps.outbox.headRoom(packet.id, packet.to, packet.from)
   }
 
   private async deadLetter (items: Doomed[]): Promise<void> {

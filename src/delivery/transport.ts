@@ -15,8 +15,14 @@ export interface QueueResult { id: string, state: 'queued' | 'delivered', seq?: 
 export interface TransportTarget { readonly kind: string }
 
 export interface Transport<T extends TransportTarget = TransportTarget> {
-  /** Make the packet durable for delivery to `target` (`ttl`, ms, bounds how long it may wait). */
-  deliver: (packet: Packet, bytes: Uint8Array, target: T, ttl: number) => Promise<QueueResult>
+  /**
+   * Make the packet durable for delivery to `target` (`ttl`, ms, bounds how
+   * long it may wait). `whole`, with a transport that has `room`: a buffer of
+   * room(packet) free bytes then `bytes`, for the transport to store as it is.
+   */
+  deliver: (packet: Packet, bytes: Uint8Array, target: T, ttl: number, whole?: Uint8Array) => Promise<QueueResult>
+  /** how many bytes the stored value needs before the packet's (the sender encodes the packet after as many) */
+  room?: (packet: Packet) => number
 }
 
 /** Outbox destinations of A2A agents start with this (peer ids never contain ':'); the peer links leave them alone. */

@@ -58,8 +58,15 @@ async function waitFor (host: Host, id: string, want: ReceiptState, timeout: num
   return { ...view(host, r), reached: hasReached(r, want) }
 }
 
+/** What afterSend reads of a send's request (kept while the packet waits for durability instead of the request and its text). */
+export type SendNote = Pick<SendRequest, 'as' | 'to' | 'no_receipt'>
+
+export function noteOf (req: SendRequest): SendNote {
+  return { as: req.as, to: req.to, no_receipt: req.no_receipt }
+}
+
 /** What `send` answers once the packet is durable: what receipts know of it (nothing stored for a remote send). Also each entry of `send.batch`. */
-export async function afterSend (host: Host, req: SendRequest, r: QueueResult): Promise<ResultOf<'send'>> {
+export async function afterSend (host: Host, req: SendNote, r: QueueResult): Promise<ResultOf<'send'>> {
   const off = req.no_receipt === true
   const from = host.nodes.get(req.as)
   if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: req.to, off })
@@ -83,14 +90,19 @@ async function broadcast (host: Host, req: SendParams, off: boolean): Promise<Re
   return { ...b, state: pending ? 'queued' : 'delivered', receipt: 'off' }
 }
 
+async function answer (host: Host, note: SendNote, sent: Promise<QueueResult>): Promise<ResultOf<'send'>> {
+  return await afterSend(host, note, await sent)
+}
+
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {
   return {
     /** `send`: the message (no_receipt is a packet field), then what receipts know of it: nothing stored for a remote send. */
     send: {
-      call: async (p) => {
-        if (p.to === BROADCAST_TO) return await broadcast(host, p, p.no_receipt === true)
-        if (p.group !== undefined) throw new InvalidArgumentError(`group names a broadcast's group: pass to "${BROADCAST_TO}" with it`)
-        return await afterSend(host, p, await host.sender.send(p))
+      // not async: what waits for durability holds the note, not the params and their text
+      call: (p) => {
+        if (p.to === BROADCAST_TO) return broadcast(host, p, p.no_receipt === true)
+        if (p.group !== undefined) return Promise.reject(new InvalidArgumentError(`group names a broadcast's group: pass to "${BROADCAST_TO}" with it`))
+        return answer(host, noteOf(p), host.sender.send(p))
       }
     },
     'receipt.get': { call: async (p) => view(host, await receiptOf(host, p.id)) },

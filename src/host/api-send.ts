@@ -9,7 +9,7 @@ import type { ErrorBody } from '../control/protocol.js'
 import { parseParams, type Handlers } from '../control/server.js'
 import { BatchTooLargeError, errorCode, errorMessage } from '../util/errors.js'
 import type { Components } from './components.js'
-import { afterSend } from './api-receipts.js'
+import { afterSend, noteOf } from './api-receipts.js'
 
 type Host = Pick<Components, 'nodes' | 'sender' | 'broadcaster' | 'resolver' | 'receipts' | 'label'>
 type EntryResult = ResultOf<'send.batch'>['results'][number]
@@ -38,8 +38,9 @@ async function start (host: Host, entry: unknown): Promise<{ done: Promise<Entry
   try {
     const req = parseParams(METHODS.send, entry)
     const prepared = await host.sender.prepare(req)
+    const note = noteOf(req) // what waits for durability holds this, not the entry and its text
     // handed to the transport now, before the next entry is prepared: entry order = store order
-    return { done: host.sender.deliver(prepared).then(async (r) => await afterSend(host, req, r), failed) }
+    return { done: host.sender.deliver(prepared).then(async (r) => await afterSend(host, note, r), failed) }
   } catch (err) {
     return { done: Promise.resolve(failed(err)) }
   }
@@ -49,9 +50,10 @@ export async function sendBatch (host: Host, sends: unknown[]): Promise<EntryRes
   checkBounds(sends)
   const pending: Array<Promise<EntryResult>> = []
   for (const entry of sends) pending.push((await start(host, entry)).done)
-  return await Promise.all(pending)
+  // returned, not awaited: this frame (and the entries it holds) is done once all are handed over
+  return Promise.all(pending)
 }
 
 export function sendBatchMethods (host: Host): Handlers<'send.batch'> {
-  return { 'send.batch': { call: async (p) => ({ results: await sendBatch(host, p.sends) }) } }
+  return { 'send.batch': { call: (p) => sendBatch(host, p.sends).then((results) => ({ results })) } }
 }

@@ -145,14 +145,50 @@ export class CanonicalEncoder {
 
   /** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode. */
   encode (value: unknown): Uint8Array {
-    this.scratch ??= Buffer.allocUnsafeSlow(SCRATCH_START)
-    const w = new Writer(this.scratch)
+    const w = this.writer()
     try {
       return encodeWith(w, value)
     } finally {
-      if (w.buf !== this.scratch && w.buf.length <= SCRATCH_KEEP) this.scratch = w.buf
+      this.keep(w)
     }
   }
+
+  /**
+   * The same bytes as encode, after `room` bytes left free for the caller in
+   * the same new buffer: that whole buffer (room, then the encoding), or
+   * undefined when the value is outside the direct encoder's shapes (encode
+   * then takes dag-cbor's path)
+   */
+  encodeAfter (room: number, value: unknown): Uint8Array | undefined {
+    const w = this.writer()
+    try {
+      writeValue(w, value)
+      return copyOut(w, room)
+    } catch (err) {
+      if (err instanceof Unsupported) return undefined
+      throw err
+    } finally {
+      this.keep(w)
+    }
+  }
+
+  private writer (): Writer {
+    this.scratch ??= Buffer.allocUnsafeSlow(SCRATCH_START)
+    return new Writer(this.scratch)
+  }
+
+  /** keep a scratch buffer that grew, up to a bound */
+  private keep (w: Writer): void {
+    if (w.buf !== this.scratch && w.buf.length <= SCRATCH_KEEP) this.scratch = w.buf
+  }
+}
+
+/** What w wrote, in a new buffer after `room` bytes. */
+function copyOut (w: Writer, room: number): Uint8Array {
+  const out = new Uint8Array(room + w.pos)
+  // a plain view of the written part (Buffer#subarray builds a Buffer object)
+  out.set(new Uint8Array(w.buf.buffer, w.buf.byteOffset, w.pos), room)
+  return out
 }
 
 function encodeWith (w: Writer, value: unknown): Uint8Array {
@@ -162,10 +198,7 @@ function encodeWith (w: Writer, value: unknown): Uint8Array {
     if (err instanceof Unsupported) return cbor.encode(value)
     throw err
   }
-  const out = new Uint8Array(w.pos)
-  // a plain view of the written part (Buffer#subarray builds a Buffer object)
-  out.set(new Uint8Array(w.buf.buffer, w.buf.byteOffset, w.pos))
-  return out
+  return copyOut(w, 0)
 }
 
 /** Deterministic DAG-CBOR of `value`, byte-identical to `@ipld/dag-cbor`'s encode (one-off: no scratch is kept). */

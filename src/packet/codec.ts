@@ -37,6 +37,20 @@ export class PacketCodec {
     return bytes
   }
 
+  /**
+   * As encode, with `room` free bytes before the packet in one new buffer
+   * (a store value's header goes there, and the packet is not copied again):
+   * `whole` is that buffer, `bytes` the packet in it. No `whole` when the
+   * packet took dag-cbor's path; `bytes` is then what encode gives.
+   */
+  encodeAfter (room: number, packet: Packet): { bytes: Uint8Array, whole?: Uint8Array } {
+    const valid = validatePacket(stripUndefined(packet))
+    const whole = this.encoder.encodeAfter(room, valid)
+    const bytes = whole === undefined ? this.encoder.encode(valid) : whole.subarray(room)
+    checkSize(bytes)
+    return { bytes, whole }
+  }
+
   /** Decode and validate untrusted packet bytes (as decodePacket). */
   decode (bytes: Uint8Array): Packet {
     checkSize(bytes)

@@ -71,13 +71,24 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
     payload,
     ts: Date.now()
   }
-  const conversation = req.conversation_id ?? (req.in_reply_to !== undefined ? await conversationOf(c, fromId, req.in_reply_to) : undefined)
-  copySendFields({ ...req, conversation_id: conversation }, packet)
+  copySendFields(req, packet)
+  // a reply without its own conversation joins the one of the message it answers (no copy of the request for it)
+  if (req.conversation_id === undefined && req.in_reply_to !== undefined) {
+    const conversation = await conversationOf(c, fromId, req.in_reply_to)
+    if (conversation !== undefined) packet.conversation_id = conversation
+  }
   return packet
 }
 
 /** A send built and authorized, not yet handed to its transport. */
-export interface PreparedSend { packet: Packet, bytes: Uint8Array, target: Target, ttl: number }
+export interface PreparedSend {
+  packet: Packet
+  bytes: Uint8Array
+  /** bytes with the free room before them that the target's transport asked for (Transport.room), when it did */
+  whole?: Uint8Array
+  target: Target
+  ttl: number
+}
 
 /** `send`: validate, resolve, check the ACL, write durably (outbox or local inbox), return the id. */
 export class Sender {
@@ -86,10 +97,20 @@ export class Sender {
 
   constructor (private readonly components: SenderComponents) {}
 
-  /** `marks`: fields only the daemon sets (a broadcast copy's broadcast id and group). */
-  async send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
-    return await this.deliver(await this.prepare(req, marks))
+  /**
+   * `marks`: fields only the daemon sets (a broadcast copy's broadcast id and
+   * group). Not async: no suspended frame holds the request (its text) while
+   * the packet waits for durability, so it is young garbage by then.
+   */
+  send (req: SendRequest, marks?: BroadcastMarks): Promise<QueueResult> {
+    return this.prepare(req, marks).then(this.deliverPrepared)
   }
+
+  private transportOf (target: Target): Transport<Target> {
+    return this.components.transports[target.kind] as Transport<Target>
+  }
+
+  private readonly deliverPrepared = (s: PreparedSend): Promise<QueueResult> => this.deliver(s)
 
   /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
   async prepare (req: SendRequest, marks?: BroadcastMarks): Promise<PreparedSend> {
@@ -99,7 +120,10 @@ export class Sender {
     const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
     if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group_id = marks.group }
     await c.authorizer.authorizeSend(packet, from, target)
-    return { packet, bytes: this.codec.encode(packet), target, ttl: req.ttl_ms ?? c.ttl }
+    // a transport that stores the packet behind a header (the outbox) gets it encoded after room for that header
+    const room = this.transportOf(target).room?.(packet)
+    const { bytes, whole } = room === undefined ? { bytes: this.codec.encode(packet), whole: undefined } : this.codec.encodeAfter(room, packet)
+    return { packet, bytes, whole, target, ttl: req.ttl_ms ?? c.ttl }
   }
 
   /**
@@ -107,8 +131,12 @@ export class Sender {
    * returns its promise (the outbox stages it, the inbox takes its place in
    * line), so packets delivered one after another keep that order.
    */
-  async deliver (s: PreparedSend): Promise<QueueResult> {
-    const transport = this.components.transports[s.target.kind] as Transport<Target>
-    return await transport.deliver(s.packet, s.bytes, s.target, s.ttl)
+  deliver (s: PreparedSend): Promise<QueueResult> {
+    const transport = this.transportOf(s.target)
+    try {
+      return transport.deliver(s.packet, s.bytes, s.target, s.ttl, s.whole)
+    } catch (err) {
+      return Promise.reject(err)
+    }
   }
 }

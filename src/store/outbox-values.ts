@@ -31,26 +31,56 @@ export class EntryValueEncoder {
   private readonly lastTo = new LastEncoded()
   private readonly lastFrom = new LastEncoded()
 
-  encode (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
-    return entryValue(utf8.encode(packetId), this.lastTo.of(to), this.lastFrom.of(from), exp, packet)
+  /** The header length of the value of this entry: the bytes before its packet. */
+  headLength (packetId: string, to: string, from: string): number {
+    return HEADER_FIXED + Buffer.byteLength(packetId) + this.lastTo.of(to).length + this.lastFrom.of(from).length
+  }
+
+  /**
+   * The value of a queue entry. `whole`, when given, is a buffer whose end is
+   * `packet` and whose first headLength bytes the caller leaves to this
+   * encoder (PacketCodec.encodeAfter): the header is written there and
+   * `whole` is the value, so the packet is not copied. Otherwise (or when
+   * `whole` is not exactly that) a new value is built: the reference path,
+   * byte-identical (test/store/outbox-values.test.ts).
+   */
+  encode (packetId: string, to: string, from: string, exp: number, packet: Uint8Array, whole?: Uint8Array): Uint8Array {
+    const id = utf8.encode(packetId)
+    const t = this.lastTo.of(to)
+    const f = this.lastFrom.of(from)
+    if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
+    const head = HEADER_FIXED + id.length + t.length + f.length
+    if (whole !== undefined && fitsAround(whole, packet, head)) {
+      writeHeader(whole, id, t, f, exp)
+      return whole
+    }
+    return entryValue(id, t, f, exp, packet, head)
   }
 }
 
-function entryValue (id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number, packet: Uint8Array): Uint8Array {
-  if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
-  const head = HEADER_FIXED + id.length + t.length + f.length
+/** whole is exactly `head` free bytes, then packet, in one buffer */
+function fitsAround (whole: Uint8Array, packet: Uint8Array, head: number): boolean {
+  return whole.buffer === packet.buffer && packet.byteOffset === whole.byteOffset + head && whole.byteLength === head + packet.byteLength
+}
+
+function entryValue (id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number, packet: Uint8Array, head: number): Uint8Array {
   // every byte is written: no zero fill; small values come from Node's buffer pool
   const out = Buffer.allocUnsafe(head + packet.byteLength)
+  writeHeader(out, id, t, f, exp)
+  out.set(packet, head)
+  return out
+}
+
+/** The header of a format-1 value at the start of out (the packet follows it). */
+function writeHeader (out: Uint8Array, id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number): void {
   out[0] = ENTRY_FORMAT
-  out.writeDoubleBE(exp, 1)
+  new DataView(out.buffer, out.byteOffset, HEADER_FIXED).setFloat64(1, exp)
   out[9] = id.length
   out[10] = t.length
   out[11] = f.length
   out.set(id, HEADER_FIXED)
   out.set(t, HEADER_FIXED + id.length)
   out.set(f, HEADER_FIXED + id.length + t.length)
-  out.set(packet, head)
-  return out
 }
 
 export function decodeEntryValue (value: Uint8Array): StoredEntry {

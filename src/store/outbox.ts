@@ -23,6 +23,12 @@ export interface OutboxEntry {
   /** expiry, ms since the epoch */
   exp: number
   packet: Uint8Array
+  /**
+   * set by the OutboxStore: the settle epoch at which it staged the entry or
+   * began the read that returned it (see OutboxStore.present); a field, not a
+   * WeakMap entry per packet (those cost the GC more than the entry itself)
+   */
+  epoch?: number
 }
 
 export interface DeadLetter {
@@ -63,9 +69,9 @@ function parseKey (key: string): { dest: string, seq: number } {
   return { dest: rest.slice(0, i), seq: parseInt(rest.slice(i + 1), 16) }
 }
 
-function toEntry (key: string, value: Uint8Array): OutboxEntry {
+function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
   const v = decodeEntryValue(value)
-  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, epoch }
 }
 
 /** What else a removal writes, and how (see OutboxStore.remove). */
@@ -107,7 +113,6 @@ export class OutboxStore {
   private readonly settled = new FifoMap<string, number>(SETTLED_KEYS, (_key, at) => {
     if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
   })
-  private readonly epochOf = new WeakMap<OutboxEntry, number>()
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
 
@@ -142,22 +147,30 @@ export class OutboxStore {
     return this.stage(dest, packetId, to, toLabel, from, exp, packet).ops
   }
 
-  /** prepare(), also returning the entry as it will be read back once committed. */
-  stage (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): { ops: WriteOp[], entry: OutboxEntry } {
+  /** How many bytes a queue value of this entry holds before its packet (see stage's `whole`). */
+  headRoom (packetId: string, to: string, from: string): number {
+    return this.values.headLength(packetId, to, from)
+  }
+
+  /**
+   * prepare(), also returning the entry as it will be read back once
+   * committed. `whole`: a buffer of headRoom() free bytes then `packet`
+   * (PacketCodec.encodeAfter), which becomes the stored value as it is.
+   */
+  stage (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array, whole?: Uint8Array): { ops: WriteOp[], entry: OutboxEntry } {
     const n = this.depthOf(dest)
     if (n >= this.capPerDest) {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
     const key = outboxKey(dest, this.nextSeq++)
-    const value = this.values.encode(packetId, to, from, exp, packet)
+    const value = this.values.encode(packetId, to, from, exp, packet, whole)
     const ops: WriteOp[] = [
       { type: 'put', key, value },
       { type: 'put', key: expiryKey(exp, key), value: EMPTY }
     ]
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
-    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength) }
-    this.epochOf.set(entry, this.epoch)
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), epoch: this.epoch }
     return { ops, entry }
   }
 
@@ -168,9 +181,7 @@ export class OutboxStore {
 
   /** An entry read from the store by a read that began at `epoch`. */
   private read (key: string, value: Uint8Array, epoch: number): OutboxEntry {
-    const e = toEntry(key, value)
-    this.epochOf.set(e, epoch)
-    return e
+    return toEntry(key, value, epoch)
   }
 
   async list (dest: string, afterKey: string | undefined, limit: number): Promise<OutboxEntry[]> {
@@ -219,7 +230,7 @@ export class OutboxStore {
     const out = new Array<boolean>(entries.length)
     const ask: number[] = []
     for (let k = 0; k < entries.length; k++) {
-      const r = this.epochOf.get(entries[k])
+      const r = entries[k].epoch
       if (r !== undefined && r + 1 >= this.coveredFrom) out[k] = !this.settled.has(entries[k].key)
       else ask.push(k)
     }

@@ -6,7 +6,7 @@ import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
 import { eachFollowEntry } from '../../src/control/follow-frames.js'
-import { daemonNodeFlags } from '../../src/host/heap.js'
+import { daemonEnv, daemonNodeFlags } from '../../src/host/heap.js'
 import { waitFor } from './cli.js'
 import { cpuMsOf } from './cpu.js'
 import { rssOf } from './proc.js'
@@ -87,7 +87,8 @@ export class Daemon {
     for (const p of opts.peers ?? []) args.push('--peer', p)
     const child = spawn(opts.netns === undefined ? process.execPath : 'ip', opts.netns === undefined ? args : ['netns', 'exec', opts.netns, process.execPath, ...args], {
       stdio: ['ignore', log.fd, log.fd],
-      env: { ...process.env, AMESH_MDNS: 'off' }
+      // and the environment it gives one (malloc's trim threshold), unless the run's environment set its own
+      env: { ...process.env, ...daemonEnv(), AMESH_MDNS: 'off' }
     })
     await log.close()
     live.add(child)

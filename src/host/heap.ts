@@ -45,6 +45,37 @@ export function daemonNodeFlags (given: readonly string[] = []): string[] {
 }
 
 /**
+ * glibc malloc's trim threshold for the daemon, bytes. By default glibc
+ * raises its mmap threshold (and with it the trim threshold, to twice that)
+ * each time a large mmapped block is freed, up to 32 MiB / 64 MiB: after a
+ * burst freed the store's batches and socket buffers, the free memory at the
+ * top of the malloc heap stayed resident. A fixed threshold turns that
+ * adjustment off: blocks of 128 KiB and more are mmapped and returned when
+ * freed, and the heap's free top is returned above 128 KiB. Measured
+ * (memory-probe and T2 bursts alternated, docs/PERFORMANCE.md session 8):
+ * the receiver's peak ~10-25 MiB lower, the idle hosts ~3-5, at the same
+ * CPU per packet. glibc reads it when the process starts, so like the young
+ * generation it is given at spawn (an environment variable).
+ */
+export const MALLOC_TRIM_BYTES = 128 * 1024
+
+/** glibc's malloc tunables that, set by the operator, leave the daemon's allocator to theirs */
+const MALLOC_ENV = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_', 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_MAX_']
+
+/** Whether the environment already tunes glibc's allocator (its variables, or malloc tunables in GLIBC_TUNABLES) */
+const mallocTuned = (env: NodeJS.ProcessEnv): boolean =>
+  MALLOC_ENV.some((name) => env[name] !== undefined) || (env.GLIBC_TUNABLES ?? '').includes('glibc.malloc.')
+
+/**
+ * Environment variables the daemon process must be started with (next to
+ * daemonNodeFlags): the malloc trim threshold, unless the operator's
+ * environment already tunes glibc's allocator. Other C libraries ignore it.
+ */
+export function daemonEnv (env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return mallocTuned(env) ? {} : { MALLOC_TRIM_THRESHOLD_: String(MALLOC_TRIM_BYTES) }
+}
+
+/**
  * Apply the daemon's heap policy (before the daemon stack loads); returns the
  * flag applied, or undefined when the operator set one. V8 reads this flag at
  * every major GC, so setting it at run time takes effect.

@@ -52,11 +52,11 @@ function childArgs (args: Parsed): string[] {
 async function detach (args: Parsed, home: string): Promise<number> {
   const paths = homePaths(home)
   const log = openSync(paths.log, 'a', 0o600)
-  const { daemonNodeFlags } = await import('../../host/heap.js')
+  const { daemonEnv, daemonNodeFlags } = await import('../../host/heap.js')
   const child = spawn(process.execPath, [...daemonNodeFlags(), BIN, 'up', ...childArgs(args), '--home', home], {
     detached: true,
     stdio: ['ignore', log, log],
-    env: { ...process.env, AMESH_LOG_FILE: paths.log }
+    env: { ...process.env, ...daemonEnv(), AMESH_LOG_FILE: paths.log }
   })
   let exitCode: number | null = null
   child.on('exit', (code) => { exitCode = code ?? 1 })

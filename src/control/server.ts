@@ -1,4 +1,4 @@
-import { chmodSync, rmSync } from 'node:fs'
+import { chmodSync, unlinkSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import { ZodError, type ZodType } from 'zod'
 import { errorCode, errorMessage, InvalidArgumentError, UnknownMethodError } from '../util/errors.js'
@@ -114,6 +114,24 @@ export function implement (handlers: Handlers): MethodTable {
   return table
 }
 
+/**
+ * Remove the socket file (a stale one after kill -9) without stat-ing it. fs.rmSync
+ * lstat()s the path first, and Node 20's fs.realpathSync, which the ESM resolver calls
+ * with a cache, reads the type of the last stat'ed file from a buffer shared by every
+ * sync stat: after a socket's, it stops resolving symlinks. Modules imported next
+ * through a symlinked directory (node_modules linked in, as pnpm and `npm link` do)
+ * then get a second URL, and a CommonJS package seen under both loads as an empty
+ * object: the restarted daemon died on "express.json is not a function" while starting
+ * its A2A face. unlink() stats nothing.
+ */
+function removeSocketFile (path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+}
+
 /** The daemon side of the control socket. */
 export class ControlServer {
   private server?: Server
@@ -127,7 +145,7 @@ export class ControlServer {
   }
 
   async start (): Promise<void> {
-    rmSync(this.path, { force: true })
+    removeSocketFile(this.path)
     const server = createServer((socket) => this.accept(socket))
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -141,7 +159,7 @@ export class ControlServer {
     for (const s of this.sockets) s.destroy()
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
     await settleWithin([...this.running], STOP_WAIT_MS)
-    rmSync(this.path, { force: true })
+    removeSocketFile(this.path)
   }
 
   private accept (socket: Socket): void {

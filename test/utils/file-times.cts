@@ -1,5 +1,6 @@
 // A mocha reporter (CommonJS: mocha require()s reporters and wants the class itself): the spec reporter's output, plus (when AMESH_TEST_FILE_TIMES=FILE
-// is set) one JSON line per test file appended to FILE, in a serial run too:
+// is set) one JSON line per test file appended to FILE, in a serial run (a parallel run's
+// lines come from test/utils/setup.ts in each worker):
 // {file, ms, cpuMs, tests} — the file's wall time from its first suite starting to its
 // last suite ending (its before/after hooks included) and the CPU time spent meanwhile
 // by this process, the processes it waited for (CLI calls) and the processes its
@@ -46,7 +47,9 @@ class FileTimes extends Mocha.reporters.Spec {
   constructor (runner: Mocha.Runner, options?: Mocha.MochaOptions) {
     super(runner, options)
     const out = process.env.AMESH_TEST_FILE_TIMES
-    if (out === undefined || out === '') return
+    // in a parallel run each worker's root hooks write the lines (test/utils/setup.ts):
+    // this process gets a file's events only once the file has ended
+    if (out === undefined || out === '' || options?.parallel === true) return
     let open: Open | undefined
     const close = (): void => {
       if (open === undefined) return

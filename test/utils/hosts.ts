@@ -1,7 +1,7 @@
 // Real hosts for tests: each a separate `bin/amesh up` process with its own
 // temp home, listening on loopback only (mDNS is off for the test process).
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { ControlClient } from '../../src/control/client.js'
@@ -55,6 +55,24 @@ function writeConfig (home: string, config: Record<string, unknown>): void {
   writeFileSync(join(home, 'config.yaml'), JSON.stringify(merged) + '\n')
 }
 
+/**
+ * Whether `pid` is still the daemon of `home` (its command line says `up ... --home HOME`).
+ * A pid is reused once its process is gone (pid_max is 32,768 on the test machine and
+ * every thread takes one), so a kill -9 sent to a daemon that has exited could hit
+ * another file's process in a parallel run; without /proc the check cannot tell.
+ */
+function isDaemonOf (pid: number, home: string): boolean {
+  if (pid <= 0) return false
+  let args: string[]
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+  } catch {
+    return !existsSync('/proc/self')
+  }
+  const at = args.indexOf('--home')
+  return args.includes('up') && at >= 0 && resolve(args[at + 1] ?? '') === resolve(home)
+}
+
 /** Make a home and start a detached daemon in it. */
 export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'am-'))
@@ -78,7 +96,7 @@ export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
       if (port !== undefined) writeConfig(home, { ...(opts.config ?? {}), listen: [`/ip4/127.0.0.1/tcp/${port}`] })
     },
     stop: async () => { await amesh(['down', '--home', home]) },
-    kill9: () => { try { process.kill(h.pid, 'SIGKILL') } catch { /* gone */ } },
+    kill9: () => { if (isDaemonOf(h.pid, home)) try { process.kill(h.pid, 'SIGKILL') } catch { /* gone */ } },
     cleanup: async () => {
       await h.stop().catch(() => {})
       h.kill9()

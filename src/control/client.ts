@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net'
 import { AmeshError, DaemonNotRunningError, MalformedFrameError } from '../util/errors.js'
-import { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES } from './frame-head.js'
+import { FRAME_HEAD, MAX_FRAME_BYTES } from './frame-head.js'
+import { LineFrameSplitter } from './line-frame-splitter.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
 import { BINARY_METHODS, encodeRequestFrame, FRAMING_METHOD, type FramingResult } from './request-frame.js'
@@ -16,62 +17,17 @@ interface Pending {
   onFrame?: (body: Uint8Array) => void
 }
 
-/**
- * Splits the daemon's replies: JSON lines and binary frames (follow-frames.ts)
- * mixed on one connection, each bounded. Received chunks are held until the
- * frame they hold is complete (its length is known from its head) or a line's
- * newline arrived, then joined once: a frame of megabytes costs linear time.
- */
-export class ReplyReader {
-  private parts: Buffer[] = []
-  private held = 0
-  /** bytes the held frame needs before it can be read (0: a line, waiting for its newline) */
-  private need = 0
-
-  constructor (private readonly onLine: (line: string) => void, private readonly onFrame: (id: number, body: Uint8Array) => void, private readonly max = MAX_FRAME_BYTES) {}
-
-  push (chunk: Buffer): void {
-    this.parts.push(chunk)
-    this.held += chunk.length
-    if (this.held < this.need) return
-    if (this.need === 0 && this.parts.length > 1 && chunk.indexOf(0x0a) < 0) { this.bound(); return }
-    const buf = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.held)
-    this.parts = []
-    this.held = 0
-    this.need = 0
-    const at = this.read(buf)
-    if (at < buf.length) {
-      const rest = buf.subarray(at)
-      this.parts = [rest]
-      this.held = rest.length
-      this.need = rest[0] !== FRAME_MARK ? 0 : rest.length < FRAME_HEAD ? FRAME_HEAD : FRAME_HEAD + rest.readUInt32BE(5)
-      this.bound()
-    }
+/** Splits the daemon's replies: JSON lines and binary frames (follow-frames.ts), each bounded in bytes. */
+export class ReplyReader extends LineFrameSplitter {
+  constructor (onLine: (line: string) => void, onFrame: (id: number, body: Uint8Array) => void, max = MAX_FRAME_BYTES) {
+    super(onLine, onFrame, max)
   }
 
-  /** Read whole lines and frames from the start of buf; returns where the first incomplete one starts. */
-  private read (buf: Buffer): number {
-    let at = 0
-    while (at < buf.length) {
-      if (buf[at] === FRAME_MARK) {
-        if (buf.length - at < FRAME_HEAD) return at
-        const len = buf.readUInt32BE(at + 5)
-        if (len > this.max) throw new MalformedFrameError(`control frame of ${len} bytes (at most ${this.max})`)
-        if (buf.length - at - FRAME_HEAD < len) return at
-        this.onFrame(buf.readUInt32BE(at + 1), buf.subarray(at + FRAME_HEAD, at + FRAME_HEAD + len))
-        at += FRAME_HEAD + len
-        continue
-      }
-      const nl = buf.indexOf(0x0a, at)
-      if (nl < 0) return at
-      const line = buf.toString('utf8', at, nl)
-      if (line.trim() !== '') this.onLine(line)
-      at = nl + 1
-    }
-    return at
+  protected frameTooLong (len: number): Error {
+    return new MalformedFrameError(`control frame of ${len} bytes (at most ${this.max})`)
   }
 
-  private bound (): void {
+  protected bound (): void {
     if (this.held > this.max + FRAME_HEAD) throw new MalformedFrameError(`control reply longer than ${this.max} bytes`)
   }
 }

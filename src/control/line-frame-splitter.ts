@@ -1,0 +1,76 @@
+// JSON lines and binary frames mixed on one control connection, split apart:
+// the daemon reads requests with it (request-reader.ts) and the client replies
+// (client.ts's ReplyReader). A frame starts with FRAME_MARK (0x00), which no
+// JSON line starts with; its length is in its head (frame-head.ts). Received
+// chunks are held until the line (its newline arrived) or frame they hold is
+// complete, then joined once: a line or frame of megabytes costs linear time.
+// What is too long, and the error it gets, is the reader's (bound, tooLong).
+import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
+
+export abstract class LineFrameSplitter {
+  protected parts: Buffer[] = []
+  protected held = 0
+  /** bytes the held frame needs before it can be read (0: a line, waiting for its newline) */
+  protected need = 0
+
+  constructor (
+    private readonly onLine: (line: string) => void,
+    private readonly onFrame: (id: number, body: Buffer) => void,
+    protected readonly max: number
+  ) {}
+
+  /** the error for a frame whose head names `len` bytes, past max */
+  protected abstract frameTooLong (len: number): Error
+  /** throws when what is held (a line or a frame) is past the bound */
+  protected abstract bound (): void
+  /** a chunk of a held line arrived without its newline */
+  protected lineGrew (_chunk: Buffer): void {}
+  /** what was held is joined and read */
+  protected released (): void {}
+
+  push (chunk: Buffer): void {
+    this.parts.push(chunk)
+    this.held += chunk.length
+    if (this.held < this.need) return
+    if (this.need === 0 && this.parts.length > 1 && chunk.indexOf(0x0a) < 0) {
+      this.lineGrew(chunk)
+      this.bound()
+      return
+    }
+    const buf = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.held)
+    this.parts = []
+    this.held = 0
+    this.need = 0
+    this.released()
+    const at = this.read(buf)
+    if (at < buf.length) {
+      const rest = buf.subarray(at)
+      this.parts = [rest]
+      this.held = rest.length
+      this.need = rest[0] !== FRAME_MARK ? 0 : rest.length < FRAME_HEAD ? FRAME_HEAD : FRAME_HEAD + rest.readUInt32BE(5)
+      this.bound()
+    }
+  }
+
+  /** Read whole lines and frames from the start of buf; returns where the first incomplete one starts. */
+  private read (buf: Buffer): number {
+    let at = 0
+    while (at < buf.length) {
+      if (buf[at] === FRAME_MARK) {
+        if (buf.length - at < FRAME_HEAD) return at
+        const len = buf.readUInt32BE(at + 5)
+        if (len > this.max) throw this.frameTooLong(len)
+        if (buf.length - at - FRAME_HEAD < len) return at
+        this.onFrame(buf.readUInt32BE(at + 1), buf.subarray(at + FRAME_HEAD, at + FRAME_HEAD + len))
+        at += FRAME_HEAD + len
+        continue
+      }
+      const nl = buf.indexOf(0x0a, at)
+      if (nl < 0) return at
+      const line = buf.toString('utf8', at, nl)
+      if (line.trim() !== '') this.onLine(line)
+      at = nl + 1
+    }
+    return at
+  }
+}

@@ -1,5 +1,6 @@
 // Helpers of the outbound A2A tests: the sender's inbox as rows, sends, waiting for answers.
 import { jsonLines, waitFor, type TestHost } from '../utils/hosts.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 export interface Row { seq: number, id: string, from: string, signal: string, in_reply_to?: string, conversation_id?: string, session_id?: string, payload: { text?: string, context?: string, result?: string, options?: string[] } }
 
@@ -21,5 +22,5 @@ export async function answersUntil (h: TestHost, node: string, from: string, don
 
 /** Wait until a process no longer exists (after a kill -9). */
 export async function waitGone (pid: number): Promise<void> {
-  await waitFor(async () => { try { process.kill(pid, 0); return false } catch { return true } }, 20_000, `pid ${pid} to exit`)
+  await waitFor(async () => !processAlive(pid), 20_000, `pid ${pid} to exit`)
 }

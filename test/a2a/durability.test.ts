@@ -5,6 +5,7 @@
 import { strict as assert } from 'node:assert'
 import { waitFor } from '../utils/hosts.js'
 import { faceBase, grantA2a, inbox, startFaceHost, type Credential, type FaceHost } from './helpers.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 const LOOPS = 8
 
@@ -33,7 +34,7 @@ async function sendLoop (base: string, secret: string, loop: number, acked: Acke
 }
 
 async function waitGone (pid: number): Promise<void> {
-  await waitFor(async () => { try { process.kill(pid, 0); return false } catch { return true } }, 20_000, `pid ${pid} to exit`)
+  await waitFor(async () => !processAlive(pid), 20_000, `pid ${pid} to exit`)
 }
 
 describe('a2a face - durability', function () {

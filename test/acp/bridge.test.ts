@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
 import { nodeId, waitLog } from '../agents/helpers.js'
 import { acpRow, acpSpec, errorReason, rows, sendId, waitAcp, waitReply, type Row } from './helpers.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 function ridOf (escalate: Row): string {
   return String(escalate.conversation_id).replace(/^permission:/, '')
@@ -191,7 +192,7 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     const id = await sendId(h, 'lead', 'coder', 'hang through the crash')
     await waitAcp(h, 'coder', (a) => a.acp?.state === 'prompting', 'coder prompting')
     h.kill9()
-    await waitFor(async () => { try { process.kill(h.pid, 0); return false } catch { return true } }, 20_000, 'daemon gone')
+    await waitFor(async () => !processAlive(h.pid), 20_000, 'daemon gone')
     await h.start()
     const replies = await waitReply(h, 'lead', id, 'ERROR', 60_000)
     const errors = replies.filter((r) => r.signal === 'ERROR')

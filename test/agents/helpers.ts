@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { amesh, jsonLines, ROOT, waitFor, type RunResult, type TestHost } from '../utils/hosts.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 export const ECHO_WORKER = join(ROOT, 'config', 'examples', 'echo-worker.mjs')
 
@@ -54,8 +55,9 @@ export async function waitLog (h: TestHost, name: string, text: string, timeout 
   return await waitFor(async () => { const l = await logsOf(h, name); return l.includes(text) ? l : undefined }, timeout, `"${text}" in ${name}'s log`)
 }
 
+/** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
 export function alive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
+  return processAlive(pid)
 }
 
 export async function nodeId (h: TestHost, name: string, parent?: string): Promise<string> {

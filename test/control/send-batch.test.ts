@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert'
 import type { ControlClient } from '../../src/control/client.js'
 import { MAX_BATCH_CHARS, MAX_BATCH_SENDS, type ResultOf } from '../../src/control/methods.js'
 import { jsonLines, spawnAmesh, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 interface Row { seq: number, id: string, from: string, signal: string, payload: { text?: string, context?: string } }
 type Results = ResultOf<'send.batch'>['results']
@@ -22,7 +23,7 @@ function ids (results: Results): string[] {
 }
 
 async function waitGone (pid: number): Promise<void> {
-  await waitFor(async () => { try { process.kill(pid, 0); return undefined } catch { return true } }, 10_000, `pid ${pid} to exit`)
+  await waitFor(async () => processAlive(pid) ? undefined : true, 10_000, `pid ${pid} to exit`)
 }
 
 describe('control - send.batch', function () {

@@ -12,6 +12,7 @@ import type { ControlClient } from '../../src/control/client.js'
 import { EXIT_STORE_FAULT } from '../../src/store/store-guard.js'
 import { amesh, waitFor, type TestHost } from '../utils/hosts.js'
 import { call, duplicates, inboxRows, perPairOrdered, startPair, status, type Pair, type Status } from './helpers.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 interface StoreStatus extends Status { store: { state: string, free_bytes?: number, error?: { code: string, message: string }, faults: number, reopens: number } }
 
@@ -46,8 +47,9 @@ async function storeOf (h: TestHost): Promise<StoreStatus['store']> {
   return (await call<StoreStatus>(h, 'status')).store
 }
 
+/** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
 function alive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
+  return processAlive(pid)
 }
 
 /** Send texts as `as`; returns the acknowledged ids and the codes of the refusals. */

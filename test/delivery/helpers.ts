@@ -7,6 +7,7 @@ import { Committer, batchTarget, openDb } from '../../src/store/db.js'
 import { InboxStore } from '../../src/store/inbox.js'
 import { decodePacket } from '../../src/packet/codec.js'
 import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 export interface Row { seq: number, id: string, from: string, to: string, signal: string, payload: { text?: string, context?: string }, in_reply_to?: string }
 
@@ -131,5 +132,5 @@ export function perPairOrdered (texts: string[]): boolean {
 }
 
 export async function waitGone (pid: number, timeout = 10_000): Promise<void> {
-  await waitFor(async () => { try { process.kill(pid, 0); return false } catch { return true } }, timeout, `pid ${pid} to exit`)
+  await waitFor(async () => !processAlive(pid), timeout, `pid ${pid} to exit`)
 }

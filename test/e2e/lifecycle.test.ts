@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { amesh, BIN, jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { processAlive } from '../../src/util/process-alive.js'
 
 /** Processes whose command line names this path (a daemon started for a home). */
 function processesNaming (path: string): number[] {
@@ -32,8 +33,9 @@ function listeningOn (port: number): number {
   return n
 }
 
+/** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
 function alive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
+  return processAlive(pid)
 }
 
 function newHome (): string {

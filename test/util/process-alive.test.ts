@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { processAlive, procState } from '../../src/util/process-alive.js'
 
@@ -12,6 +12,10 @@ function zombieMaker (): { parent: ChildProcess, child: Promise<number> } {
     parent.once('exit', () => reject(new Error('perl exited before naming its child')))
   })
   return { parent, child }
+}
+
+function hasPython (): boolean {
+  return spawnSync('python3', ['-c', 'import ctypes'], { stdio: 'ignore' }).status === 0
 }
 
 async function until (what: string, ok: () => boolean): Promise<void> {
@@ -39,6 +43,25 @@ describe('processAlive - a zombie has exited', function () {
     assert.equal(processAlive(zombie), false)
     assert.equal(processAlive(maker.parent.pid!), true)
     assert.equal(processAlive(process.pid), true)
+  })
+
+  it('a process whose main thread exited while another thread runs is alive (its files, the store lock, are still held) until that thread ends', async function () {
+    if (process.platform !== 'linux' || !hasPython()) {
+      process.stderr.write('      (skipped: needs Linux /proc and python3 to end a main thread alone)\n')
+      this.skip()
+    }
+    // python's main thread calls pthread_exit: the process's /proc/PID/stat reads Z while the other thread sleeps
+    const script = 'import threading, time, ctypes\nt = threading.Thread(target=lambda: (input(), None))\nt.start()\nprint("ready", flush=True)\nctypes.CDLL(None).pthread_exit(None)'
+    const child = spawn('python3', ['-c', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+    maker = { parent: child, child: Promise.resolve(0) }
+    const exit = new Promise((resolve) => child.once('exit', resolve))
+    await new Promise((resolve) => createInterface({ input: child.stdout! }).once('line', resolve))
+    const pid = child.pid!
+    await until('the main thread to be a zombie', () => procState(pid) === 'Z')
+    assert.equal(processAlive(pid), true, 'a thread still runs: not exited')
+    child.stdin!.end('\n')
+    await exit
+    await until('the process to be reaped', () => !processAlive(pid))
   })
 
   it('a pid with no process is not alive', async () => {

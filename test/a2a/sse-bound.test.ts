@@ -10,6 +10,9 @@
 // The daemon's RSS is not asserted: answering a task with a 12.5 MiB history
 // (the SDK loads, clones and saves the whole task per event) grew it ~200 MiB
 // in either case, bound or none; the cut itself is what drops the unread output.
+// That load-clone-save makes each event cost as much as the history before it: on
+// a 2-core machine also running other tests, 64 events took 60-100 s to apply,
+// hence the generous waits (EVENTS_APPLIED_MS) and test timeout.
 import { strict as assert } from 'node:assert'
 import { connect, type Socket } from 'node:net'
 import { TaskState } from '@a2a-js/sdk'
@@ -21,6 +24,8 @@ const RESUME = 'https://amesh.dev/extensions/a2a-resume/v1'
 const EVENT_TEXT = 200 * 1024
 /** CHECKPOINTs the node sends: about 12.5 MiB of events for every subscriber */
 const EVENTS = 64
+/** how long the node's events may take to be applied to the task (they grow quadratically in cost, see above) */
+const EVENTS_APPLIED_MS = 200_000
 
 interface Paused { name: string, sock: Socket, received: () => string, ended: Promise<'closed' | 'terminal'> }
 
@@ -87,7 +92,7 @@ async function assertCut (s: Paused): Promise<void> {
 }
 
 describe('a2a face - a subscriber that stops reading', function () {
-  this.timeout(120_000)
+  this.timeout(2 * EVENTS_APPLIED_MS + 60_000)
   let h: FaceHost
   let cred: Credential
   const tasks: string[] = []
@@ -136,7 +141,7 @@ describe('a2a face - a subscriber that stops reading', function () {
       await waitFor(async () => {
         const t = await rpc('GetTask', { id: task, historyLength: 0 })
         return (t.status as { message: { parts: Array<{ text: string }> } }).message.parts[0].text.startsWith(`CHECKPOINT: ${before - 1}:`) ? true : undefined
-      }, 60_000, `${before} CHECKPOINTs recorded`)
+      }, EVENTS_APPLIED_MS, `${before} CHECKPOINTs recorded`)
     }
     const subscribers = await subscribe(task)
     await checkpoints(before, EVENTS)
@@ -144,7 +149,7 @@ describe('a2a face - a subscriber that stops reading', function () {
     await waitFor(async () => {
       const t = await rpc('GetTask', { id: task, historyLength: 0 })
       return (t.status as { state: string }).state === 'TASK_STATE_COMPLETED' ? true : undefined
-    }, 60_000, 'the task to be COMPLETED')
+    }, EVENTS_APPLIED_MS, 'the task to be COMPLETED')
     return { task, subscribers }
   }
 

@@ -47,7 +47,14 @@ function commitNote (before: Commits[], after: Commits[], packets: number): stri
   return `per 1,000 packets: senders' synced batches ${synced.toFixed(0)}, ops ${ops.toFixed(0)}; receiver's synced batches ${per(0, 'synced').toFixed(0)}, ops ${per(0, 'ops').toFixed(0)}`
 }
 
-async function run (ctx: BenchContext): Promise<Figure[]> {
+/**
+ * A tool's look at the burst (bench/tools/t5-threads.ts): called with the receiver's and
+ * the senders' pids right before the burst; what it returns is called with the packet count after it.
+ */
+export type BurstProbe = (receiver: number, senders: number[]) => Promise<(packets: number) => Promise<void>>
+
+/** T5's fan-in, optionally with a probe around the burst. */
+export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Figure[]> {
   const senders = ctx.count(10, 3)
   const perSender = ctx.count(3000, 500)
   const rx = await Daemon.start(ctx, 't5-rx')
@@ -72,11 +79,13 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} ${Math.round(nowMs() - started)} ms after the senders started (quiet check ${Math.round(q.waitedMs)} ms) (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
     const commits = await commitsOf(all)
     const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
+    const probed = await probe?.(rx.pid, tx.map((d) => d.pid))
     const t0 = nowMs()
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
     const t1 = await waitInbox(rx, RX, base + senders * perSender)
     const total = senders * perSender
     const used = sendersSummed(await cpu(total))
+    await probed?.(total)
     const last = await rx.inboxLast(RX)
     if (last !== base + total) throw new Error(`receiver holds ${last - base} of ${total}`)
     const rate = perSecond(total, t1 - t0)
@@ -96,5 +105,5 @@ export const t5: Measurement = {
   name: 'T5',
   description: 'fan-in: 10 sending hosts -> one receiver, aggregate packets/s',
   baselines: ['T2'],
-  run
+  run: async (ctx) => await fanIn(ctx)
 }

@@ -1,5 +1,5 @@
 // Where the CPU of T3 (64 KiB packets, a burst) goes, per thread of each
-// daemon (user and system time from /proc/<pid>/task/<tid>/stat, µs per
+// daemon (user+system time from /proc/<pid>/task/<tid>/stat, µs per
 // packet), against one or more checkouts, alternated:
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t3-threads.js ROUNDS COUNT [ROOT...]
 // ROOT is a checkout with a built dist/ and bin/amesh (default: this one).
@@ -34,9 +34,10 @@ function report (a: Threads, b: Threads, n: number): string {
   let total = 0
   for (const [name, t] of b) {
     const s = a.get(name) ?? { user: 0, sys: 0 }
-    const us = ((t.user - s.user) + (t.sys - s.sys)) * 1000 / n
-    total += us
-    if (us >= 5) parts.push(`${name} ${us.toFixed(0)}`)
+    const user = (t.user - s.user) * 1000 / n
+    const sys = (t.sys - s.sys) * 1000 / n
+    total += user + sys
+    if (user + sys >= 5) parts.push(`${name} ${user.toFixed(0)}+${sys.toFixed(0)}`)
   }
   return `${total.toFixed(0)} [${parts.join(', ')}]`
 }

@@ -157,10 +157,15 @@ export interface ChunkList extends Iterable<Uint8Array> {
  * the head (the receiver stores `v[k]` as the inbox value, whose header it
  * fills in). Instead of joining a large frame's chunks into one copy and then
  * copying every packet again into its inbox value, each packet is copied once.
- * Any other frame, and any frame the reference would refuse, goes through
+ * Any other frame, a frame of small packets (under SPACED_MIN_AVERAGE bytes
+ * each on average: no `v`, the receiver copies each into its value as
+ * before), and any frame the reference would refuse, goes through
  * decodeFrame itself: the same frames, the same errors
  * (test/delivery/frame-spaced.test.ts checks both against decodeFrame).
  */
+/** decodeFrameSpaced copies packets one by one only for frames whose packets average this many bytes or more */
+export const SPACED_MIN_AVERAGE = 4096
+
 export function decodeFrameSpaced (list: ChunkList, head: number): Frame {
   const size = list.byteLength
   const bufs = Array.from(list)
@@ -170,6 +175,8 @@ export function decodeFrameSpaced (list: ChunkList, head: number): Frame {
   const b = at.u32()
   const n = at.u16()
   if (n === 0 || n > MAX_PACKETS_PER_FRAME) return decodeFrame(list.subarray())
+  // small packets: joining the frame once and copying each packet into a pooled value is as cheap (T2)
+  if (size < n * SPACED_MIN_AVERAGE) return decodeFrame(list.subarray())
   // the lengths first: a frame the reference refuses never gets here
   const lens = new Array<number>(n)
   let pos = HEAD

@@ -144,6 +144,9 @@ export function decodeFrame (bytes: Uint8Array): Frame {
   }
 }
 
+/** decodeFrameSpaced copies packets one by one only for frames whose packets average this many bytes or more */
+export const SPACED_MIN_AVERAGE = 4096
+
 /** A frame as it-length-prefixed yields it: one or more chunks (a Uint8ArrayList). */
 export interface ChunkList extends Iterable<Uint8Array> {
   readonly byteLength: number
@@ -163,9 +166,6 @@ export interface ChunkList extends Iterable<Uint8Array> {
  * decodeFrame itself: the same frames, the same errors
  * (test/delivery/frame-spaced.test.ts checks both against decodeFrame).
  */
-/** decodeFrameSpaced copies packets one by one only for frames whose packets average this many bytes or more */
-export const SPACED_MIN_AVERAGE = 4096
-
 export function decodeFrameSpaced (list: ChunkList, head: number): Frame {
   const size = list.byteLength
   const bufs = Array.from(list)

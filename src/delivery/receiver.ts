@@ -4,10 +4,11 @@ import type { Connection, Stream } from '@libp2p/interface'
 import { PacketCodec } from '../packet/codec.js'
 import type { Packet } from '../packet/types.js'
 import type { AppendItem, AppendResult, InboxStore } from '../store/inbox.js'
+import { ENTRY_HEADER } from '../store/inbox-values.js'
 import { InboxFullError, MalformedFrameError, errorCode, errorMessage } from '../util/errors.js'
 import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
-import { MAX_FRAME_BYTES, decodeFrame, encodeAckFrame, encodeErrorFrame, lengthPrefixed, type AckResult } from './frame.js'
+import { MAX_FRAME_BYTES, decodeFrameSpaced, encodeAckFrame, encodeErrorFrame, lengthPrefixed, type AckResult } from './frame.js'
 import { mark } from '../util/trace.js'
 
 export interface Denial { code: string, reason: string, retry?: boolean }
@@ -71,9 +72,10 @@ export class PacketReceiver {
     try {
       for await (const chunk of lp.decode(stream.source, { maxDataLength: MAX_FRAME_BYTES })) {
         mark('rx.frame')
-        const frame = decodeFrame(chunk.subarray())
+        // each packet copied once, into a buffer with room for its inbox value's header
+        const frame = decodeFrameSpaced(chunk, ENTRY_HEADER)
         if (frame.t !== 'p') throw new MalformedFrameError(`malformed frame: a receiver takes packet frames, not type '${frame.t}'`)
-        const slots = await this.admitAll(frame.p, remote, latch)
+        const slots = await this.admitAll(frame.p, frame.v, remote, latch)
         mark('rx.admitted')
         const done = this.commit(slots, latch, storeLatched)
         pending++
@@ -102,15 +104,16 @@ export class PacketReceiver {
     }
   }
 
-  private async admitAll (packets: Uint8Array[], remote: string, retryBlocked: Set<string>): Promise<Slot[]> {
+  /** `values[k]`, if given: packet k with ENTRY_HEADER free bytes before it, the inbox value to fill (decodeFrameSpaced) */
+  private async admitAll (packets: Uint8Array[], values: Uint8Array[] | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot[]> {
     const slots: Slot[] = []
-    for (const bytes of packets) {
-      slots.push(await this.admitOne(bytes, remote, retryBlocked))
+    for (let k = 0; k < packets.length; k++) {
+      slots.push(await this.admitOne(packets[k], values?.[k], remote, retryBlocked))
     }
     return slots
   }
 
-  private async admitOne (bytes: Uint8Array, remote: string, retryBlocked: Set<string>): Promise<Slot> {
+  private async admitOne (bytes: Uint8Array, value: Uint8Array | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot> {
     let packet: Packet
     try {
       packet = this.codec.decode(bytes)
@@ -130,7 +133,7 @@ export class PacketReceiver {
       else this.deps.onDenied?.(packet, denial)
       return { result: { c: denial.code, m: denial.reason, ...(denial.retry === true ? { r: true } : {}) } }
     }
-    return { item: { nodeId: packet.to, packetId: packet.id, packet: bytes } }
+    return { item: value === undefined ? { nodeId: packet.to, packetId: packet.id, packet: bytes } : { nodeId: packet.to, packetId: packet.id, packet: bytes, value } }
   }
 
   /**

@@ -33,6 +33,18 @@ export function encodeInboxValue (received: number, packet: Uint8Array): Uint8Ar
   return out
 }
 
+/**
+ * encodeInboxValue in place: `spaced` is ENTRY_HEADER free bytes followed by
+ * the packet's (the receiver copies each packet of a frame once, into such a
+ * buffer: decodeFrameSpaced); the header is written into it and it is the
+ * value, the same bytes as encodeInboxValue(received, packet).
+ */
+export function fillInboxValue (spaced: Uint8Array, received: number): Uint8Array {
+  spaced[0] = ENTRY_FORMAT
+  new DataView(spaced.buffer, spaced.byteOffset, ENTRY_HEADER).setFloat64(1, received)
+  return spaced
+}
+
 /** Writes `d!` values, keeping the head `{"nodeId":…,"seq":` of the last node (one per store). */
 export class DedupValueEncoder {
   private nodeId = ''

@@ -5,15 +5,18 @@ import { readdir, readFile } from 'node:fs/promises'
 
 export type Threads = Map<string, { user: number, sys: number }>
 
-/** Each thread name's user and system ms so far (threads of one name summed; the main thread apart). */
-export async function threads (pid: number): Promise<Threads> {
+/**
+ * Each thread name's user and system ms so far (threads of one name summed; the main
+ * thread apart), or with `byTid` each thread on its own (`name#tid`).
+ */
+export async function threads (pid: number, byTid = false): Promise<Threads> {
   const out: Threads = new Map()
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '')
     if (stat === '') continue
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const key = `${name}${tid === String(pid) ? ' (main)' : ''}`
+    const key = tid === String(pid) ? `${name} (main)` : byTid ? `${name}#${tid}` : name
     const prev = out.get(key) ?? { user: 0, sys: 0 }
     out.set(key, { user: prev.user + Number(f[11]) * 10, sys: prev.sys + Number(f[12]) * 10 })
   }
@@ -44,4 +47,18 @@ export function threadReport (label: string, a: Threads, b: Threads, n: number):
     if (u + y > 0) out += `${label} ${name.padEnd(20)} user ${(u * 1000).toFixed(0).padStart(5)} us  sys ${(y * 1000).toFixed(0).padStart(5)} us per packet\n`
   }
   return `${out}${label} ${'all threads'.padEnd(20)} ${(total * 1000).toFixed(0).padStart(5)} us per packet\n`
+}
+
+/** One line: all threads' µs per item, then each thread that used at least `min` µs per item (user+system). */
+export function threadLine (a: Threads, b: Threads, n: number, min = 5): string {
+  const parts: string[] = []
+  let total = 0
+  for (const [name, t] of b) {
+    const s = a.get(name) ?? { user: 0, sys: 0 }
+    const user = (t.user - s.user) * 1000 / n
+    const sys = (t.sys - s.sys) * 1000 / n
+    total += user + sys
+    if (user + sys >= min) parts.push(`${name} ${user.toFixed(0)}+${sys.toFixed(0)}`)
+  }
+  return `${total.toFixed(0)} [${parts.join(', ')}]`
 }

@@ -14,9 +14,9 @@ async function main (): Promise<void> {
   try {
     const figures = await fanIn(toolContext(tmp), async (receiver, senders) => {
       const r0 = await threads(receiver)
-      const s0 = sumThreads(await Promise.all(senders.map(threads)))
+      const s0 = sumThreads(await Promise.all(senders.map(async (p) => await threads(p))))
       return async (n) => {
-        const s1 = sumThreads(await Promise.all(senders.map(threads)))
+        const s1 = sumThreads(await Promise.all(senders.map(async (p) => await threads(p))))
         process.stdout.write(threadReport('senders ', s0, s1, n))
         process.stdout.write(threadReport('receiver', r0, await threads(receiver), n))
       }

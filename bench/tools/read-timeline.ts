@@ -41,7 +41,7 @@ async function main (): Promise<void> {
       const c0 = process.cpuUsage()
       const t0 = now()
       const ask = async (after: number): Promise<Uint8Array> => {
-        marks.push([now(), `ask ${after}`])
+        marks.push([now(), 'ask'])
         const body = await d.control.callFrame('inbox.read', { node: 'dst', after, limit })
         marks.push([now(), `reply ${body.length}`])
         return body
@@ -74,6 +74,30 @@ async function main (): Promise<void> {
     }
   }
   all.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)
+  // how much of the daemon's page building (request in .. frame built) fell inside the client's renders
+  const spans = (from: string, to: string): Array<[bigint, bigint]> => {
+    const out: Array<[bigint, bigint]> = []
+    let open: bigint | undefined
+    for (const [t, s] of all) {
+      if (s === from) open = t
+      else if (s === to && open !== undefined) { out.push([open, t]); open = undefined }
+    }
+    return out
+  }
+  const builds = spans('daemon ctl.in.inbox.read', 'daemon read.framed')
+  const renders = spans('client render start', 'client render end')
+  let built = 0n
+  let inside = 0n
+  for (const [b0, b1] of builds) {
+    built += b1 - b0
+    for (const [r0, r1] of renders) {
+      const lo = b0 > r0 ? b0 : r0
+      const hi = b1 < r1 ? b1 : r1
+      if (hi > lo) inside += hi - lo
+    }
+  }
+  const waits = spans('client ask', 'daemon ctl.in.inbox.read').map(([a, b]) => Number(b - a) / 1e6).sort((a, b) => a - b)
+  process.stdout.write(`daemon building pages ${(Number(built) / 1e6).toFixed(0)} ms, ${(Number(inside) / 1e6).toFixed(0)} ms of it while the client rendered (${(100 * Number(inside) / Math.max(1, Number(built))).toFixed(0)} %); ask -> daemon has it: median ${(waits[waits.length >> 1] ?? 0).toFixed(1)} ms, max ${(waits[waits.length - 1] ?? 0).toFixed(1)} ms\n`)
   const start = marks[0][0]
   // data events folded: first and last of a run
   let run: Array<[bigint, string]> = []

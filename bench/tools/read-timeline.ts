@@ -6,6 +6,7 @@
 // and its render's start and end, all on the monotonic clock. Prints per
 // page what each side did when, to see whether the two overlap.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/read-timeline.js [N] [ROUNDS]
+// (AMESH_READ_LIMIT: entries per page, 10,000; AMESH_READ_SLICE=N: the render yields to the loop every N entries)
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +23,7 @@ async function main (): Promise<void> {
   const n = Number(process.argv[2] ?? 100_000)
   const rounds = Number(process.argv[3] ?? 2)
   const limit = Number(process.env.AMESH_READ_LIMIT ?? 10_000)
+  const slice = Number(process.env.AMESH_READ_SLICE ?? 0)
   const dir = await mkdtemp(join(tmpdir(), 'amesh-read-tl-'))
   const prefix = join(dir, 'trace')
   process.env.AMESH_TRACE = prefix
@@ -54,7 +56,11 @@ async function main (): Promise<void> {
         if (last === undefined) break
         page = ask(last)
         marks.push([now(), 'render start'])
-        for (const e of eachFollowEntry(body, renderer)) { if (e.seq > 0) got++ }
+        for (const e of eachFollowEntry(body, renderer)) {
+          if (e.seq > 0) got++
+          // AMESH_READ_SLICE=N: a render that yields to the loop every N entries (the socket is read meanwhile)
+          if (slice > 0 && got % slice === 0) await new Promise((resolve) => setImmediate(resolve))
+        }
         marks.push([now(), 'render end'])
       }
       const c = process.cpuUsage(c0)
@@ -96,6 +102,9 @@ async function main (): Promise<void> {
       if (hi > lo) inside += hi - lo
     }
   }
+  // the part of each page's transfer left after the render: render end -> the next reply
+  const tails = spans('client render end', 'client reply').map(([a, b]) => Number(b - a) / 1e6).sort((a, b) => a - b)
+  process.stdout.write(`render end -> next reply: median ${(tails[tails.length >> 1] ?? 0).toFixed(1)} ms, max ${(tails[tails.length - 1] ?? 0).toFixed(1)} ms\n`)
   const waits = spans('client ask', 'daemon ctl.in.inbox.read').map(([a, b]) => Number(b - a) / 1e6).sort((a, b) => a - b)
   process.stdout.write(`daemon building pages ${(Number(built) / 1e6).toFixed(0)} ms, ${(Number(inside) / 1e6).toFixed(0)} ms of it while the client rendered (${(100 * Number(inside) / Math.max(1, Number(built))).toFixed(0)} %); ask -> daemon has it: median ${(waits[waits.length >> 1] ?? 0).toFixed(1)} ms, max ${(waits[waits.length - 1] ?? 0).toFixed(1)} ms\n`)
   const start = marks[0][0]

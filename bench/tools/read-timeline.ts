@@ -45,7 +45,7 @@ async function main (): Promise<void> {
       const ask = async (after: number): Promise<Uint8Array> => {
         marks.push([now(), 'ask'])
         const body = await d.control.callFrame('inbox.read', { node: 'dst', after, limit })
-        marks.push([now(), `reply ${body.length}`])
+        marks.push([now(), 'reply'])
         return body
       }
       const renderer = new EntryRenderer()
@@ -106,6 +106,14 @@ async function main (): Promise<void> {
   const tails = spans('client render end', 'client reply').map(([a, b]) => Number(b - a) / 1e6).sort((a, b) => a - b)
   process.stdout.write(`render end -> next reply: median ${(tails[tails.length >> 1] ?? 0).toFixed(1)} ms, max ${(tails[tails.length - 1] ?? 0).toFixed(1)} ms\n`)
   const waits = spans('client ask', 'daemon ctl.in.inbox.read').map(([a, b]) => Number(b - a) / 1e6).sort((a, b) => a - b)
+  // which side the pager waits for: the daemon's page built after the client's render ended
+  let daemonLate = 0
+  let late = 0
+  for (const [b0, b1] of builds) {
+    const r = renders.find(([r0, r1]) => r0 <= b1 && r1 >= b0)
+    if (r !== undefined && b1 > r[1]) { daemonLate++; late += Number(b1 - r[1]) / 1e6 }
+  }
+  process.stdout.write(`pages whose frame was built after the render it overlapped ended: ${daemonLate} of ${builds.length} (${late.toFixed(0)} ms in all)\n`)
   process.stdout.write(`daemon building pages ${(Number(built) / 1e6).toFixed(0)} ms, ${(Number(inside) / 1e6).toFixed(0)} ms of it while the client rendered (${(100 * Number(inside) / Math.max(1, Number(built))).toFixed(0)} %); ask -> daemon has it: median ${(waits[waits.length >> 1] ?? 0).toFixed(1)} ms, max ${(waits[waits.length - 1] ?? 0).toFixed(1)} ms\n`)
   const start = marks[0][0]
   // data events folded: first and last of a run

@@ -51,6 +51,10 @@ export class ControlClient {
    * request waits for it, so requests still leave in call order
    */
   private framing?: Promise<void>
+  /** the daemon answered the framing question (or could not) */
+  private framingKnown = false
+  /** requests waiting for that answer, to be written in call order */
+  private waiting = 0
   private binarySends = false
 
   private constructor (private readonly socket: Socket) {
@@ -129,10 +133,25 @@ export class ControlClient {
     await this.send(method, params, onEvent)
   }
 
-  private async send (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
+  /**
+   * Write a request now, in the caller's turn, unless requests wait for the
+   * framing answer (then after them, in call order). Not async: a request
+   * made before synchronous work (a pager asking for its next page, then
+   * rendering the one it holds) leaves before that work, not after it, so
+   * the daemon reads the next page while the caller renders this one.
+   */
+  private send (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
     if (this.framing === undefined && BINARY_METHODS.includes(method)) this.framing = this.askFraming()
-    if (this.framing !== undefined) await this.framing
-    return await this.write(method, params, onEvent, onFrame)
+    if (this.framing === undefined || (this.framingKnown && this.waiting === 0)) return this.write(method, params, onEvent, onFrame)
+    this.waiting++
+    // chained on the one answer promise: reactions run in the order they were added
+    return this.framing.then(async () => {
+      this.waiting--
+      return await this.write(method, params, onEvent, onFrame)
+    }, (err: unknown) => {
+      this.waiting--
+      throw err
+    })
   }
 
   /** Write one request (a binary frame for a send once the daemon reads them, else a JSON line); resolves with its answer. */
@@ -156,7 +175,7 @@ export class ControlClient {
     } catch (err) {
       if (!(err instanceof RemoteError)) throw err
     } finally {
-      this.framing = Promise.resolve()
+      this.framingKnown = true
     }
   }
 

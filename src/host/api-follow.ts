@@ -122,6 +122,7 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
 export async function readFrame (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
   const label = (id: string): string => host.label(id)
   const page = await host.inbox.readStored(nodeId, after, limit, READ_FRAME_BYTES)
+  mark('read.stored')
   for (let n = page.seqs.length; ; n = Math.ceil(n / 2)) {
     const seqs = page.seqs.slice(0, n)
     const values = page.values.slice(0, n)
@@ -146,6 +147,7 @@ export function readMethod (host: Host & Pick<Components, 'inbox'>, nodeOf: (nam
       const limit = p.limit ?? 1000
       if (p.framing === 'binary') {
         const frame = await readFrame(host, id, after, limit, pool.take)
+        mark('read.framed')
         return new FramedAnswer<RenderedPacket>(frame, (write) => pool.giveAfter(frame, write))
       }
       // read when the reply is written, encoded straight into it page by page:

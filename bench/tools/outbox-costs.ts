@@ -5,12 +5,14 @@
 //   node --import ./dist/src/polyfill.js dist/bench/tools/outbox-costs.js [COUNT] [ROUNDS]
 // OC_NOINDEX=1 drops the expiry-index ops (2 of the 4 per packet) from what is
 // written: a bound on what moving that index elsewhere could save (not a valid store).
+// OC_RECEIPTS=1: each removal also writes the delivered batch record, as the daemon's does.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { batchTarget, Committer, openDb } from '../../src/store/db.js'
 import { OutboxStore, type OutboxEntry } from '../../src/store/outbox.js'
 import { ulid } from '../../src/util/ulid.js'
+import { deliveredOps } from '../../src/store/receipts.js'
 
 const WINDOW = 512
 const FRAME = 256
@@ -22,6 +24,8 @@ async function round (count: number): Promise<{ main: number, all: number }> {
     const c = new Committer(batchTarget(db), 'batch')
     const outbox = new OutboxStore(db, c, 1_000_000)
     const noIndex = process.env.OC_NOINDEX === '1'
+    const receipts = process.env.OC_RECEIPTS === '1'
+    const sentAt = Date.now()
     if (noIndex) {
       const w = c.writeUnsynced.bind(c)
       c.writeUnsynced = async (ops) => await w(ops.filter((o) => !o.key.startsWith('x!')))
@@ -45,7 +49,7 @@ async function round (count: number): Promise<{ main: number, all: number }> {
       await Promise.all(writes)
       await acked
       const removes: Array<Promise<number>> = []
-      for (let k = 0; k < entries.length; k += FRAME) removes.push(outbox.remove(entries.slice(k, k + FRAME)))
+      for (let k = 0; k < entries.length; k += FRAME) removes.push(outbox.remove(entries.slice(k, k + FRAME), receipts ? { extra: (live) => deliveredOps(live.map((e) => ({ id: e.packetId, meta: { to: e.to, from: e.from, dest: e.dest, q: sentAt } })), Date.now()) } : {}))
       acked = Promise.all(removes)
     }
     await acked

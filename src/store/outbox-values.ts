@@ -30,6 +30,9 @@ class LastEncoded {
 export class EntryValueEncoder {
   private readonly lastTo = new LastEncoded()
   private readonly lastFrom = new LastEncoded()
+  /** the expiry's 8 bytes are written here, then copied: no DataView made per value */
+  private readonly expBytes = new Uint8Array(8)
+  private readonly expView = new DataView(this.expBytes.buffer)
 
   /** The header length of the value of this entry: the bytes before its packet. */
   headLength (packetId: string, to: string, from: string): number {
@@ -41,21 +44,35 @@ export class EntryValueEncoder {
    * `packet` and whose first headLength bytes the caller leaves to this
    * encoder (PacketCodec.encodeAfter): the header is written there and
    * `whole` is the value, so the packet is not copied. Otherwise (or when
-   * `whole` is not exactly that) a new value is built: the reference path,
-   * byte-identical (test/store/outbox-values.test.ts).
+   * `whole` is not exactly that) a new value is built. An ASCII id (a ULID,
+   * every id amesh mints) is written char by char, not through a
+   * TextEncoder's new array. Byte-identical to entryValueReference
+   * (test/store/outbox-values.test.ts).
    */
   encode (packetId: string, to: string, from: string, exp: number, packet: Uint8Array, whole?: Uint8Array): Uint8Array {
-    const id = utf8.encode(packetId)
+    const ascii = asciiLength(packetId)
+    const id = ascii >= 0 ? packetId : utf8.encode(packetId)
     const t = this.lastTo.of(to)
     const f = this.lastFrom.of(from)
     if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
     const head = HEADER_FIXED + id.length + t.length + f.length
+    this.expView.setFloat64(0, exp)
     if (whole !== undefined && fitsAround(whole, packet, head)) {
-      writeHeader(whole, id, t, f, exp)
+      writeHead(whole, id, t, f, this.expBytes)
       return whole
     }
-    return entryValue(id, t, f, exp, packet, head)
+    // every byte is written: no zero fill; small values come from Node's buffer pool
+    const out = Buffer.allocUnsafe(head + packet.byteLength)
+    writeHead(out, id, t, f, this.expBytes)
+    out.set(packet, head)
+    return out
   }
+}
+
+/** s.length when every char of s is ASCII (its UTF-8 is one byte per char), else -1 */
+function asciiLength (s: string): number {
+  for (let k = 0; k < s.length; k++) if (s.charCodeAt(k) > 0x7f) return -1
+  return s.length
 }
 
 /** whole is exactly `head` free bytes, then packet, in one buffer */
@@ -63,16 +80,34 @@ function fitsAround (whole: Uint8Array, packet: Uint8Array, head: number): boole
   return whole.buffer === packet.buffer && packet.byteOffset === whole.byteOffset + head && whole.byteLength === head + packet.byteLength
 }
 
-function entryValue (id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number, packet: Uint8Array, head: number): Uint8Array {
-  // every byte is written: no zero fill; small values come from Node's buffer pool
-  const out = Buffer.allocUnsafe(head + packet.byteLength)
-  writeHeader(out, id, t, f, exp)
-  out.set(packet, head)
-  return out
+/** The header at the start of out: `id` an ASCII string or UTF-8 bytes, `exp` its 8 bytes (float64 BE). */
+function writeHead (out: Uint8Array, id: string | Uint8Array, t: Uint8Array, f: Uint8Array, exp: Uint8Array): void {
+  out[0] = ENTRY_FORMAT
+  out.set(exp, 1)
+  out[9] = id.length
+  out[10] = t.length
+  out[11] = f.length
+  if (typeof id === 'string') {
+    for (let k = 0; k < id.length; k++) out[HEADER_FIXED + k] = id.charCodeAt(k)
+  } else {
+    out.set(id, HEADER_FIXED)
+  }
+  out.set(t, HEADER_FIXED + id.length)
+  out.set(f, HEADER_FIXED + id.length + t.length)
 }
 
-/** The header of a format-1 value at the start of out (the packet follows it). */
-function writeHeader (out: Uint8Array, id: Uint8Array, t: Uint8Array, f: Uint8Array, exp: number): void {
+/**
+ * The reference encoding of a format-1 value (UTF-8 through a TextEncoder, a
+ * DataView for the expiry, a new buffer): what EntryValueEncoder.encode must
+ * equal byte for byte (tests).
+ */
+export function entryValueReference (packetId: string, to: string, from: string, exp: number, packet: Uint8Array): Uint8Array {
+  const id = utf8.encode(packetId)
+  const t = utf8.encode(to)
+  const f = utf8.encode(from)
+  if (id.length > 255 || t.length > 255 || f.length > 255) throw new Error('outbox entry: id too long')
+  const head = HEADER_FIXED + id.length + t.length + f.length
+  const out = new Uint8Array(head + packet.byteLength)
   out[0] = ENTRY_FORMAT
   new DataView(out.buffer, out.byteOffset, HEADER_FIXED).setFloat64(1, exp)
   out[9] = id.length
@@ -81,6 +116,8 @@ function writeHeader (out: Uint8Array, id: Uint8Array, t: Uint8Array, f: Uint8Ar
   out.set(id, HEADER_FIXED)
   out.set(t, HEADER_FIXED + id.length)
   out.set(f, HEADER_FIXED + id.length + t.length)
+  out.set(packet, head)
+  return out
 }
 
 export function decodeEntryValue (value: Uint8Array): StoredEntry {

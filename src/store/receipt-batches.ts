@@ -54,6 +54,27 @@ export function smallestOf (prefix: string, key: string): string {
 
 function indexStrings (items: DeliveredItem[]): Map<string, number> | undefined {
   const table = new Map<string, number>()
+  const add = (s: string): boolean => {
+    if (table.has(s)) return true
+    if (table.size === MAX_SMALL || Buffer.byteLength(s) > MAX_SMALL) return false
+    table.set(s, table.size)
+    return true
+  }
+  // the same target, sender and host repeat from one item to the next: only a change is looked up
+  let to: string | undefined
+  let from: string | undefined
+  let dest: string | undefined
+  for (const { meta } of items) {
+    if (meta.to !== to) { if (!add(meta.to)) return undefined; to = meta.to }
+    if (meta.from !== from) { if (!add(meta.from)) return undefined; from = meta.from }
+    if (meta.dest !== dest) { if (!add(meta.dest)) return undefined; dest = meta.dest }
+  }
+  return table
+}
+
+/** The indexStrings reference: every string of every item looked up (tests). */
+function indexStringsReference (items: DeliveredItem[]): Map<string, number> | undefined {
+  const table = new Map<string, number>()
   for (const { meta } of items) {
     for (const s of [meta.to, meta.from, meta.dest]) {
       if (table.has(s)) continue
@@ -64,10 +85,53 @@ function indexStrings (items: DeliveredItem[]): Map<string, number> | undefined 
   return table
 }
 
-/** A batch record's value, or undefined when it does not fit the layout (then per-id records are written). */
+/**
+ * A batch record's value, or undefined when it does not fit the layout (then
+ * per-id records are written). Each item's id (a ULID: batchable) is written
+ * char by char and its string indexes looked up only when they change from
+ * the item before; byte for byte batchValueReference (test/store/receipt-batches.test.ts).
+ */
 export function batchValue (at: number, items: DeliveredItem[]): Uint8Array | undefined {
   if (items.length > MAX_ENTRIES) return undefined
   const table = indexStrings(items)
+  if (table === undefined) return undefined
+  let size = 1 + 8 + 1 + 2
+  for (const s of table.keys()) size += 1 + Buffer.byteLength(s)
+  for (const { id, meta } of items) size += 1 + id.length + 1 + (meta.q === undefined ? 0 : 8) + 3
+  const out = Buffer.allocUnsafe(size)
+  out[0] = FORMAT
+  out.writeDoubleBE(at, 1)
+  out[9] = table.size
+  let pos = 10
+  for (const s of table.keys()) { const n = out.write(s, pos + 1, 'utf8'); out[pos] = n; pos += 1 + n }
+  out.writeUInt16BE(items.length, pos)
+  pos += 2
+  let to: string | undefined
+  let from: string | undefined
+  let dest: string | undefined
+  let t = 0
+  let f = 0
+  let d = 0
+  for (const { id, meta } of items) {
+    out[pos] = id.length
+    for (let k = 0; k < id.length; k++) out[pos + 1 + k] = id.charCodeAt(k)
+    pos += 1 + id.length
+    out[pos++] = (meta.off === true ? OFF : 0) | (meta.q === undefined ? 0 : HAS_Q)
+    if (meta.q !== undefined) { out.writeDoubleBE(meta.q, pos); pos += 8 }
+    if (meta.to !== to) { to = meta.to; t = table.get(to) as number }
+    if (meta.from !== from) { from = meta.from; f = table.get(from) as number }
+    if (meta.dest !== dest) { dest = meta.dest; d = table.get(dest) as number }
+    out[pos++] = t
+    out[pos++] = f
+    out[pos++] = d
+  }
+  return out
+}
+
+/** The reference encoding of a batch record's value (the path batchValue must equal; tests). */
+export function batchValueReference (at: number, items: DeliveredItem[]): Uint8Array | undefined {
+  if (items.length > MAX_ENTRIES) return undefined
+  const table = indexStringsReference(items)
   if (table === undefined) return undefined
   let size = 1 + 8 + 1 + 2
   for (const s of table.keys()) size += 1 + Buffer.byteLength(s)

@@ -23,8 +23,11 @@ export class FifoMap<K, V> {
 
   /** Set a value; a key already present keeps its place in the order (as a Map does). */
   set (key: K, value: V): void {
-    if (!this.map.has(key)) this.queue.push(key)
+    // one hash lookup: the size says whether the key was new (a Map keeps a present key's place)
+    const before = this.map.size
     this.map.set(key, value)
+    if (this.map.size === before) return
+    this.queue.push(key)
     while (this.map.size > this.limit) this.evictOldest()
   }
 

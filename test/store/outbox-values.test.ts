@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { PacketCodec, encodePacket } from '../../src/packet/codec.js'
 import type { Packet } from '../../src/packet/types.js'
-import { decodeEntryValue, EntryValueEncoder } from '../../src/store/outbox-values.js'
+import { decodeEntryValue, entryValueReference, EntryValueEncoder } from '../../src/store/outbox-values.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const a = generateNodeKey().id
@@ -87,5 +87,45 @@ describe('store - outbox values around a packet encoded after room', () => {
     const other = codec.encodeAfter(head, p)
     const value = enc.encode(p.id, p.to, p.from, exp, encodePacket(p), other.whole)
     assert.deepEqual(Buffer.from(value), Buffer.from(ref), 'a whole of another buffer than the packet\'s is not used')
+  })
+})
+
+describe('store - outbox value encoder against its reference', () => {
+  const ids = [ulid(), '', 'x', 'a'.repeat(255), 'é', 'id-😀', '\ud800lone', '\x7f\x00\x01', 'ü'.repeat(127)]
+  const exps = [0, 1, -1, 1.5, Date.now(), Date.now() + 7 * 86_400_000, Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, Infinity, -Infinity, NaN, -0]
+  const packets = [new Uint8Array(0), new Uint8Array([1, 2, 3]), new Uint8Array(700).fill(9)]
+
+  it('encode (copy and in place) is byte for byte entryValueReference, for ASCII and other ids, every kind of expiry', () => {
+    const codec = new PacketCodec()
+    const enc = new EntryValueEncoder()
+    for (const id of ids) {
+      for (const exp of exps) {
+        for (const pk of packets) {
+          for (const [to, from] of [[a, b], [b, a], ['é-to', 'from-😀']]) {
+            const ref = Buffer.from(entryValueReference(id, to, from, exp, pk))
+            assert.deepEqual(Buffer.from(enc.encode(id, to, from, exp, pk)), ref, `${JSON.stringify(id)} ${exp}`)
+            assert.equal(enc.headLength(id, to, from) + pk.byteLength, ref.byteLength)
+            const back = decodeEntryValue(ref)
+            assert.deepEqual({ i: back.i, to: back.to, from: back.from }, { i: new TextDecoder().decode(new TextEncoder().encode(id)), to, from })
+            assert.ok(Object.is(back.exp, exp) || (Number.isNaN(exp) && Number.isNaN(back.exp)))
+          }
+        }
+      }
+    }
+    const p = PACKETS[1]
+    for (const id of ids) {
+      const q = { ...p, id }
+      const { bytes, whole } = codec.encodeAfter(enc.headLength(id, q.to, q.from), { ...p, id: p.id })
+      const value = enc.encode(id, q.to, q.from, 42.5, bytes, whole)
+      assert.equal(value, whole)
+      assert.deepEqual(Buffer.from(value), Buffer.from(entryValueReference(id, q.to, q.from, 42.5, bytes)))
+    }
+  })
+
+  it('an id of more than 255 bytes is refused by both', () => {
+    for (const id of ['a'.repeat(256), 'é'.repeat(128)]) {
+      assert.throws(() => new EntryValueEncoder().encode(id, a, b, 1, new Uint8Array(1)), /too long/)
+      assert.throws(() => entryValueReference(id, a, b, 1, new Uint8Array(1)), /too long/)
+    }
   })
 })

@@ -3,13 +3,24 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
-import { OutboxStore, SETTLED_KEYS } from '../../src/store/outbox.js'
+import { hex, hexReference, OutboxStore, SETTLED_KEYS } from '../../src/store/outbox.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const P1 = '12D3KooWPeerOne'
 const P2 = '12D3KooWPeerTwo'
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s)
 const text = (b: Uint8Array): string => new TextDecoder().decode(b)
+
+describe('store - outbox key digits', () => {
+  it('hex gives hexReference for every width keys use and any number', () => {
+    const ns = [0, 1, 15, 16, 255, 256, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 48 - 1, 2 ** 48, 2 ** 53 - 1, 2 ** 53, 2 ** 60 + 2 ** 40, 2 ** 64, 1e30,
+      Date.now(), Date.now() + 7 * 86_400_000, 1.5, 0.2, -0, -0.5, -1, -(2 ** 40), NaN, Infinity, -Infinity, Number.MAX_VALUE, Number.MIN_VALUE]
+    for (let k = 0; k < 2000; k++) ns.push(Math.floor(Math.random() * 2 ** 53), Math.random() * 2 ** 32, Math.floor(Math.random() * 2 ** 20))
+    for (const w of [1, 2, 7, 8, 9, 12, 15, 16, 0, 17, 20, 12.5]) {
+      for (const n of ns) assert.equal(hex(n, w), hexReference(n, w), `hex(${n}, ${w})`)
+    }
+  })
+})
 
 describe('store - OutboxStore', () => {
   let dir: string

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
 import { ReceiptStore, deliveredOps, stateOp, type SentMeta } from '../../src/store/receipts.js'
-import { DELIVERED_WINDOW_MS } from '../../src/store/receipt-batches.js'
+import { DELIVERED_WINDOW_MS, batchValue, batchValueReference, type DeliveredItem } from '../../src/store/receipt-batches.js'
 import { ulidTimePrefix } from '../../src/store/ulid-time.js'
 
 // The delivered records of one ack batch in one op (receipt-batches.ts) must
@@ -74,5 +74,40 @@ describe('store - delivered records of one ack batch', () => {
     dbs.push(s.db)
     await s.committer.write(ops)
     assert.equal((await s.store.records(items[0].id)).meta?.to, 'x'.repeat(300))
+  })
+})
+
+describe('store - delivered batch value against its reference', () => {
+  const ids = (n: number): string[] => Array.from({ length: n }, () => ulid(Date.now()))
+  const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]
+  const same = (items: DeliveredItem[]): void => {
+    const at = Date.now()
+    const got = batchValue(at, items)
+    const ref = batchValueReference(at, items)
+    if (ref === undefined) assert.equal(got, undefined)
+    else assert.deepEqual(Buffer.from(got as Uint8Array), Buffer.from(ref))
+  }
+
+  it('is byte for byte the reference for runs of repeated and changing targets, senders, hosts, flags', () => {
+    const tos = ['did:key:zTo1', 'did:key:zTo2', 'é-node', 'x'.repeat(255)]
+    const froms = ['did:key:zFrom', 'did:key:zFrom2', 'did:key:zTo1']
+    const dests = ['12D3KooWPeerOne', '12D3KooWPeerTwo', 'local']
+    for (let round = 0; round < 200; round++) {
+      const n = 1 + Math.floor(Math.random() * 300)
+      let meta: SentMeta = { to: pick(tos), from: pick(froms), dest: pick(dests), q: Date.now() }
+      const items: DeliveredItem[] = ids(n).map((id) => {
+        if (Math.random() < 0.1) meta = { to: pick(tos), from: pick(froms), dest: pick(dests), ...(Math.random() < 0.5 ? { q: Date.now() - Math.random() * 1000 } : {}), ...(Math.random() < 0.3 ? { off: true } : {}) }
+        return { id, meta: Math.random() < 0.5 ? meta : { ...meta } }
+      })
+      same(items)
+    }
+  })
+
+  it('gives up exactly where the reference does: a string over 255 bytes, more than 255 strings', () => {
+    const base = { from: 'did:key:zFrom', dest: '12D3KooWPeerOne', q: 1 }
+    same(ids(3).map((id, k) => ({ id, meta: { ...base, to: k === 2 ? 'é'.repeat(128) : 'did:key:zTo' } })))
+    same(ids(300).map((id, k) => ({ id, meta: { ...base, to: `did:key:z${k}` } })))
+    same(ids(253).map((id, k) => ({ id, meta: { ...base, to: `did:key:z${k}` } })))
+    same(ids(254).map((id, k) => ({ id, meta: { ...base, to: `did:key:z${k}` } })))
   })
 })

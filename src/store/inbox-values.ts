@@ -45,6 +45,17 @@ export function fillInboxValue (spaced: Uint8Array, received: number): Uint8Arra
   return spaced
 }
 
+/**
+ * The inbox value of a packet: `spaced` filled in when it is the packet's own
+ * buffer with ENTRY_HEADER free bytes before it (`packet` its view past them),
+ * else a new value with the packet copied in.
+ */
+export function inboxValueOf (packet: Uint8Array, spaced: Uint8Array | undefined, received: number): Uint8Array {
+  const own = spaced !== undefined && spaced.byteLength === ENTRY_HEADER + packet.byteLength &&
+    spaced.buffer === packet.buffer && spaced.byteOffset + ENTRY_HEADER === packet.byteOffset
+  return own ? fillInboxValue(spaced, received) : encodeInboxValue(received, packet)
+}
+
 /** Writes `d!` values, keeping the head `{"nodeId":…,"seq":` of the last node (one per store). */
 export class DedupValueEncoder {
   private nodeId = ''

@@ -5,7 +5,7 @@ import { Bucket } from './schema.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { InboxTails } from './inbox-tails.js'
-import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, encodeInboxValue, fillInboxValue, seqFromKey, seqKey } from './inbox-values.js'
+import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
 import { readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
 
@@ -220,8 +220,7 @@ export class InboxStore extends EventEmitter {
       if (!firsts.has(item.nodeId)) firsts.set(item.nodeId, seq)
       this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
       mine.push(item.packetId)
-      const spaced = spacedValue(item)
-      const value = spaced !== undefined ? fillInboxValue(spaced, now) : encodeInboxValue(now, item.packet)
+      const value = inboxValueOf(item.packet, item.value, now)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
       if (this.tails.watched(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
       ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: this.dedupValues.encode(item.nodeId, seq) })
@@ -393,11 +392,4 @@ export class InboxStore extends EventEmitter {
       if (ops.length < PRUNE_CHUNK) return total
     }
   }
-}
-
-/** An item's own value buffer, if it has one that holds exactly its packet after ENTRY_HEADER bytes. */
-function spacedValue (item: AppendItem): Uint8Array | undefined {
-  const v = item.value
-  if (v === undefined || v.byteLength !== ENTRY_HEADER + item.packet.byteLength) return undefined
-  return v.buffer === item.packet.buffer && v.byteOffset + ENTRY_HEADER === item.packet.byteOffset ? v : undefined
 }

@@ -95,17 +95,8 @@ export function batchValue (at: number, items: DeliveredItem[]): Uint8Array | un
   if (items.length > MAX_ENTRIES) return undefined
   const table = indexStrings(items)
   if (table === undefined) return undefined
-  let size = 1 + 8 + 1 + 2
-  for (const s of table.keys()) size += 1 + Buffer.byteLength(s)
-  for (const { id, meta } of items) size += 1 + id.length + 1 + (meta.q === undefined ? 0 : 8) + 3
-  const out = Buffer.allocUnsafe(size)
-  out[0] = FORMAT
-  out.writeDoubleBE(at, 1)
-  out[9] = table.size
-  let pos = 10
-  for (const s of table.keys()) { const n = out.write(s, pos + 1, 'utf8'); out[pos] = n; pos += 1 + n }
-  out.writeUInt16BE(items.length, pos)
-  pos += 2
+  const { out, start } = batchHead(at, items, table)
+  let pos = start
   let to: string | undefined
   let from: string | undefined
   let dest: string | undefined
@@ -128,11 +119,8 @@ export function batchValue (at: number, items: DeliveredItem[]): Uint8Array | un
   return out
 }
 
-/** The reference encoding of a batch record's value (the path batchValue must equal; tests). */
-export function batchValueReference (at: number, items: DeliveredItem[]): Uint8Array | undefined {
-  if (items.length > MAX_ENTRIES) return undefined
-  const table = indexStringsReference(items)
-  if (table === undefined) return undefined
+/** A batch value's buffer, sized for every item, with its head (time, string table, item count) written; items go from `start`. */
+function batchHead (at: number, items: DeliveredItem[], table: Map<string, number>): { out: Buffer, start: number } {
   let size = 1 + 8 + 1 + 2
   for (const s of table.keys()) size += 1 + Buffer.byteLength(s)
   for (const { id, meta } of items) size += 1 + id.length + 1 + (meta.q === undefined ? 0 : 8) + 3
@@ -144,6 +132,16 @@ export function batchValueReference (at: number, items: DeliveredItem[]): Uint8A
   for (const s of table.keys()) { const n = out.write(s, pos + 1, 'utf8'); out[pos] = n; pos += 1 + n }
   out.writeUInt16BE(items.length, pos)
   pos += 2
+  return { out, start: pos }
+}
+
+/** The reference encoding of a batch record's value (the path batchValue must equal; tests). */
+export function batchValueReference (at: number, items: DeliveredItem[]): Uint8Array | undefined {
+  if (items.length > MAX_ENTRIES) return undefined
+  const table = indexStringsReference(items)
+  if (table === undefined) return undefined
+  const { out, start } = batchHead(at, items, table)
+  let pos = start
   for (const { id, meta } of items) {
     out[pos] = out.write(id, pos + 1, 'latin1')
     pos += 1 + id.length

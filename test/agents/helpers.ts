@@ -56,9 +56,7 @@ export async function waitLog (h: TestHost, name: string, text: string, timeout 
 }
 
 /** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
-export function alive (pid: number): boolean {
-  return processAlive(pid)
-}
+export { processAlive as alive }
 
 export async function nodeId (h: TestHost, name: string, parent?: string): Promise<string> {
   const out = await h.ok(['node', 'add', name, '--json', ...(parent !== undefined ? ['--parent', parent] : [])])

@@ -47,11 +47,6 @@ async function storeOf (h: TestHost): Promise<StoreStatus['store']> {
   return (await call<StoreStatus>(h, 'status')).store
 }
 
-/** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
-function alive (pid: number): boolean {
-  return processAlive(pid)
-}
-
 /** Send texts as `as`; returns the acknowledged ids and the codes of the refusals. */
 async function sendAll (c: ControlClient, as: string, texts: string[]): Promise<{ acked: string[], refused: string[] }> {
   const acked: string[] = []
@@ -124,7 +119,7 @@ describe('delivery - a full disk under the receiver', function () {
     const aWhileFull = await status(a)
     assert.equal(aWhileFull.outbox.dead, 0, 'refusals are retryable, never dead letters')
     assert.equal(aWhileFull.outbox.queued, 100, 'every refused packet stays in the outbox')
-    assert.ok(alive(bPid), 'the receiver survives a full disk')
+    assert.ok(processAlive(bPid), 'the receiver survives a full disk')
 
     rmSync(join(mnt, 'fill'))
     await waitFor(async () => (await storeOf(b)).state === 'ok' || undefined, 30_000, 'the store to reopen')
@@ -136,7 +131,7 @@ describe('delivery - a full disk under the receiver', function () {
     assert.equal(more.acked.length, 200)
     await waitFor(async () => (await status(a)).outbox.queued === 0 || undefined, 60_000, 'the 200 to be delivered')
     const health = await storeOf(b)
-    assert.ok(alive(bPid) && b.pid === bPid, 'the receiver never died')
+    assert.ok(processAlive(bPid) && b.pid === bPid, 'the receiver never died')
 
     await b.stop()
     await b.start()

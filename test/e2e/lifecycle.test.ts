@@ -33,11 +33,6 @@ function listeningOn (port: number): number {
   return n
 }
 
-/** Exited counts as gone even before the process is reaped (a detached daemon's adopter may reap late). */
-function alive (pid: number): boolean {
-  return processAlive(pid)
-}
-
 function newHome (): string {
   const home = mkdtempSync(join(tmpdir(), 'am-life-'))
   writeFileSync(join(home, 'config.yaml'), 'listen: ["/ip4/127.0.0.1/tcp/0"]\n')
@@ -145,7 +140,7 @@ describe('e2e lifecycle - up is idempotent and honest', function () {
     await assertSecondUpRefused(home, first)
     const down = await amesh(['down', '--home', home])
     assert.equal(down.code, 0)
-    assert.equal(alive(first.pid), false, 'down returns once the process is gone')
+    assert.equal(processAlive(first.pid), false, 'down returns once the process is gone')
     assert.deepEqual(processesNaming(home), [], 'no daemon remains')
   })
 
@@ -156,7 +151,7 @@ describe('e2e lifecycle - up is idempotent and honest', function () {
     assert.equal(first.pid, child.pid)
     await assertSecondUpRefused(home, first)
     assert.equal((await amesh(['down', '--home', home])).code, 0)
-    assert.equal(alive(first.pid), false)
+    assert.equal(processAlive(first.pid), false)
     assert.deepEqual(processesNaming(home), [])
   })
 

@@ -1,4 +1,5 @@
 import { MalformedFrameError } from '../util/errors.js'
+import type { Uint8ArrayList } from 'uint8arraylist'
 
 export const PACKET_PROTOCOL = '/amesh/packet/1.0.0'
 /** Largest frame accepted on the packet protocol. */
@@ -147,12 +148,6 @@ export function decodeFrame (bytes: Uint8Array): Frame {
 /** decodeFrameSpaced copies packets one by one only for frames whose packets average this many bytes or more */
 export const SPACED_MIN_AVERAGE = 4096
 
-/** A frame as it-length-prefixed yields it: one or more chunks (a Uint8ArrayList). */
-export interface ChunkList extends Iterable<Uint8Array> {
-  readonly byteLength: number
-  subarray: () => Uint8Array
-}
-
 /**
  * decodeFrame of a frame given as its chunks, with each packet of a packet
  * frame copied once, straight from the chunks, into a buffer of its own with
@@ -166,81 +161,39 @@ export interface ChunkList extends Iterable<Uint8Array> {
  * decodeFrame itself: the same frames, the same errors
  * (test/delivery/frame-spaced.test.ts checks both against decodeFrame).
  */
-export function decodeFrameSpaced (list: ChunkList, head: number): Frame {
+export function decodeFrameSpaced (list: Uint8ArrayList, head: number): Frame {
   const size = list.byteLength
-  const bufs = Array.from(list)
-  if (size > MAX_FRAME_BYTES || size < HEAD || bufs.length === 0 || bufs[0][0] !== T_PACKETS) return decodeFrame(list.subarray())
-  const at = new ChunkReader(bufs)
-  at.skip(1)
-  const b = at.u32()
-  const n = at.u16()
+  if (size > MAX_FRAME_BYTES || size < HEAD || list.get(0) !== T_PACKETS) return decodeFrame(list.subarray())
+  const b = list.getUint32(1)
+  const n = list.getUint16(5)
   if (n === 0 || n > MAX_PACKETS_PER_FRAME) return decodeFrame(list.subarray())
   // small packets: joining the frame once and copying each packet into a pooled value is as cheap (T2)
   if (size < n * SPACED_MIN_AVERAGE) return decodeFrame(list.subarray())
   // the lengths first: a frame the reference refuses never gets here
+  const starts = new Array<number>(n)
   const lens = new Array<number>(n)
   let pos = HEAD
   for (let k = 0; k < n; k++) {
     if (pos + 4 > size) return decodeFrame(list.subarray())
-    const len = at.u32()
+    const len = list.getUint32(pos)
     pos += 4
     if (len > size - pos) return decodeFrame(list.subarray())
+    starts[k] = pos
     lens[k] = len
-    at.skip(len)
     pos += len
   }
   if (pos !== size) return decodeFrame(list.subarray())
-  const back = new ChunkReader(bufs)
-  back.skip(HEAD)
   const p = new Array<Uint8Array>(n)
   const v = new Array<Uint8Array>(n)
   for (let k = 0; k < n; k++) {
-    back.skip(4)
     // every byte past the head is written here; the head is the caller's to fill
     const value = Buffer.allocUnsafe(head + lens[k])
-    back.copy(value, head, lens[k])
+    let at = head
+    for (const piece of list.sublist(starts[k], starts[k] + lens[k])) { value.set(piece, at); at += piece.byteLength }
     v[k] = value
     p[k] = value.subarray(head)
   }
   return { t: 'p', b, p, v }
-}
-
-/** A forward cursor over a frame's chunks (bounds are checked by its caller). */
-class ChunkReader {
-  private i = 0
-  private off = 0
-  constructor (private readonly bufs: Uint8Array[]) {}
-
-  private byte (): number {
-    while (this.off >= this.bufs[this.i].byteLength) { this.i++; this.off = 0 }
-    return this.bufs[this.i][this.off++]
-  }
-
-  u16 (): number { return this.byte() * 0x100 + this.byte() }
-  u32 (): number { return ((this.byte() * 0x100 + this.byte()) * 0x100 + this.byte()) * 0x100 + this.byte() }
-
-  skip (n: number): void {
-    while (n > 0) {
-      const left = this.bufs[this.i].byteLength - this.off
-      if (left === 0) { this.i++; this.off = 0; continue }
-      const step = Math.min(left, n)
-      this.off += step
-      n -= step
-    }
-  }
-
-  copy (target: Uint8Array, at: number, n: number): void {
-    while (n > 0) {
-      const buf = this.bufs[this.i]
-      const left = buf.byteLength - this.off
-      if (left === 0) { this.i++; this.off = 0; continue }
-      const step = Math.min(left, n)
-      target.set(step === buf.byteLength ? buf : buf.subarray(this.off, this.off + step), at)
-      this.off += step
-      at += step
-      n -= step
-    }
-  }
 }
 
 function checkBatch (b: number): void {

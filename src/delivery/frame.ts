@@ -1,5 +1,5 @@
 import { MalformedFrameError } from '../util/errors.js'
-import type { Uint8ArrayList } from 'uint8arraylist'
+import { Uint8ArrayList } from 'uint8arraylist'
 
 export const PACKET_PROTOCOL = '/amesh/packet/1.0.0'
 /** Largest frame accepted on the packet protocol. */
@@ -250,6 +250,65 @@ export function encodePacketsFrame (b: number, packets: readonly Uint8Array[], p
     pos += 4 + p.byteLength
   }
   return whole
+}
+
+/** packets this large or larger leave encodePacketsFramePieces as views of their own bytes; smaller ones are copied */
+export const VIEW_MIN_BYTES = 4096
+
+/**
+ * encodePacketsFrame(b, packets, true) as pieces: their bytes one after the
+ * other are exactly that buffer's. Each packet of at least `viewMin` bytes is
+ * its own piece, the caller's bytes themselves (not copied; they must not
+ * change until the pieces are written); the length prefix, the head, every
+ * length and every smaller packet are written, in order, into one buffer cut
+ * into the pieces between. A frame of 64 KiB packets is then not copied into
+ * a 1 MiB buffer of its own before Noise reads it (that copy, and the
+ * external memory it reports to V8, is per packet). With no packet that
+ * large it is the one buffer of encodePacketsFrame.
+ * test/delivery/frame-pieces.test.ts checks the bytes against encodePacketsFrame.
+ */
+export function encodePacketsFramePieces (b: number, packets: readonly Uint8Array[], viewMin = VIEW_MIN_BYTES): Uint8Array[] {
+  checkBatch(b)
+  const min = Math.max(1, viewMin) // no empty piece
+  if (packets.length === 0 || packets.length > MAX_PACKETS_PER_FRAME) throw new RangeError(`a packet frame carries 1..${MAX_PACKETS_PER_FRAME} packets`)
+  let size = HEAD
+  let copied = HEAD
+  for (const p of packets) {
+    size += 4 + p.byteLength
+    copied += p.byteLength >= min ? 4 : 4 + p.byteLength
+  }
+  if (copied === size) return [encodePacketsFrame(b, packets, true)]
+  const pre = varintLength(size)
+  const own = Buffer.allocUnsafe(pre + copied)
+  putVarint(own, size)
+  own[pre] = T_PACKETS
+  own.writeUInt32BE(b, pre + 1)
+  own.writeUInt16BE(packets.length, pre + 5)
+  const pieces: Uint8Array[] = []
+  let start = 0
+  let at = pre + HEAD
+  for (const p of packets) {
+    own.writeUInt32BE(p.byteLength, at)
+    at += 4
+    if (p.byteLength >= min) {
+      pieces.push(own.subarray(start, at), p)
+      start = at
+    } else {
+      own.set(p, at)
+      at += p.byteLength
+    }
+  }
+  if (at > start) pieces.push(own.subarray(start, at))
+  return pieces
+}
+
+/** What a link pushes to its stream: one buffer, or the pieces of encodePacketsFramePieces as one list. */
+export type OutgoingFrame = Uint8Array | Uint8ArrayList
+
+/** A packet frame with its length prefix, ready to push: its large packets not copied (encodePacketsFramePieces). */
+export function outgoingPacketsFrame (b: number, packets: readonly Uint8Array[]): OutgoingFrame {
+  const pieces = encodePacketsFramePieces(b, packets)
+  return pieces.length === 1 ? pieces[0] : new Uint8ArrayList(...pieces)
 }
 
 interface Text { code: Uint8Array, reason: Uint8Array }

@@ -4,10 +4,9 @@ import type { Connection, Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
 import { MalformedFrameError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
-import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
+import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PENDING_BYTES, PENDING_ENTRIES, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
-import { PENDING_BYTES, PENDING_ENTRIES } from './constants.js'
-import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, encodePacketsFrame, type AckResult } from './frame.js'
+import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, outgoingPacketsFrame, type AckResult, type OutgoingFrame } from './frame.js'
 import { openStreamOn } from '../util/streams.js'
 import { mark } from '../util/trace.js'
 
@@ -41,7 +40,7 @@ export class PeerLink {
   private budget?: LinkBudget
   /** the next frame does not fit in the relayed connection: no more sends; once all are acked, a fresh circuit */
   private draining = false
-  private out?: Pushable<Uint8Array>
+  private out?: Pushable<OutgoingFrame>
   private readonly inflight = new Map<number, OutboxEntry[]>()
   private lastSentKey?: string
   private nextBatch = 1
@@ -153,13 +152,13 @@ export class PeerLink {
     this.connection = connection
     this.budget = LinkBudget.of(connection)
     this.draining = false
-    this.out = pushable<Uint8Array>()
+    this.out = pushable<OutgoingFrame>()
     this.state = 'open'
     this.stalls = 0
     this.lastSentKey = undefined
     this.inflight.clear()
     this.dropPending()
-    // frames are pushed with their length prefix (encodePacketsFrame): one yamux frame, one write each
+    // frames are pushed with their length prefix (encodePacketsFramePieces): one yamux message per 64 KiB, as one buffer would be
     void stream.sink(this.out).catch(() => this.fail(gen))
     void this.read(stream, gen)
     this.schedulePing(gen)
@@ -275,7 +274,8 @@ export class PeerLink {
   /** Send one frame; false (nothing sent) when it does not fit in what the relayed connection has left. */
   private send (entries: OutboxEntry[]): boolean {
     const b = this.nextBatch
-    const frame = encodePacketsFrame(b, entries.map((e) => e.packet), true)
+    // large packets go as views of their stored values (which never change), not copied into the frame
+    const frame = outgoingPacketsFrame(b, entries.map((e) => e.packet))
     if (this.budget !== undefined && !this.budget.take(frame.byteLength)) return false
     this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
     this.inflight.set(b, entries)

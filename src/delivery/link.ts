@@ -7,6 +7,7 @@ import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PENDING_BYTES, PENDING_ENTRIES, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, outgoingPacketsFrame, type AckResult, type OutgoingFrame } from './frame.js'
+import { reheld, unheld } from './link-held.js'
 import { openStreamOn } from '../util/streams.js'
 import { mark } from '../util/trace.js'
 
@@ -15,6 +16,7 @@ export interface LinkEvents {
   delivered: (entries: OutboxEntry[]) => Promise<void>
   /** entries the remote host rejected for good */
   rejected: (items: Array<{ entry: OutboxEntry, code: string, reason: string }>) => Promise<void>
+  readsPacket?: (entry: OutboxEntry) => boolean // whether `delivered` reads its packet (sent large ones are let go: link-held.ts)
 }
 
 export interface LinkDeps {
@@ -183,13 +185,13 @@ export class PeerLink {
   }
 
   private async onAck (batch: number, results: AckResult[], gen: number): Promise<void> {
-    const entries = this.inflight.get(batch)
-    if (entries === undefined || gen !== this.generation) return
-    // one result per packet, in the order of the frame
-    if (results.length !== entries.length) throw new MalformedFrameError(`malformed frame: ack of batch ${batch} has ${results.length} results for ${entries.length} packets`)
+    const sent = this.inflight.get(batch)
+    if (sent === undefined || gen !== this.generation) return
+    if (results.length !== sent.length) throw new MalformedFrameError(`malformed frame: ack of batch ${batch} has ${results.length} results for ${sent.length} packets`) // one per packet, in frame order
     this.inflight.delete(batch)
     this.stalls = 0
     this.armAckTimer(gen)
+    const entries = await reheld(sent, this.deps.outbox, (k) => !('s' in results[k]) || this.deps.events.readsPacket?.(sent[k]) !== false)
     const delivered: OutboxEntry[] = []
     let rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> | undefined
     let retry = false
@@ -274,11 +276,10 @@ export class PeerLink {
   /** Send one frame; false (nothing sent) when it does not fit in what the relayed connection has left. */
   private send (entries: OutboxEntry[]): boolean {
     const b = this.nextBatch
-    // large packets go as views of their stored values (which never change), not copied into the frame
     const frame = outgoingPacketsFrame(b, entries.map((e) => e.packet))
     if (this.budget !== undefined && !this.budget.take(frame.byteLength)) return false
     this.nextBatch = b >= MAX_BATCH ? 1 : b + 1
-    this.inflight.set(b, entries)
+    this.inflight.set(b, unheld(entries))
     this.lastSentKey = entries[entries.length - 1].key
     this.out?.push(frame)
     mark('link.frame')

@@ -104,9 +104,13 @@ export class ReceiptService {
     this.store.local({ id: p.id, state: 'delivered', at: Date.now(), meta: { to: p.to, from: p.from, dest: 'local', ...(p.off ? { off: true } : {}) } })
   }
 
+  /** Whether metaOf reads this entry's packet: only for a send no longer remembered (a link lets sent large packets go). */
+  readsPacket (e: OutboxEntry): boolean { return !this.pending.has(e.packetId) }
+
   private metaOf (e: OutboxEntry): SentMeta {
     const p = this.pending.get(e.packetId)
-    if (p === undefined) return metaOfEntry(e)
+    // forgotten between the ack and this batch (8,192 sends later) with its packet let go: what the entry says
+    if (p === undefined) return e.packet.byteLength === 0 ? { to: e.to, from: e.from, dest: e.dest } : metaOfEntry(e)
     // built field by field (no spread): this runs once per acked packet
     const meta: SentMeta = { to: e.to, from: e.from, dest: e.dest, q: p.q }
     if (p.off) meta.off = true

@@ -45,6 +45,8 @@ export interface Outcomes {
   deadOps: (items: Doomed[]) => WriteOp[]
   /** told once their batch is written */
   settled: (entries: OutboxEntry[]) => void
+  /** whether deliveredOps reads this entry's packet (it does only for a send it no longer remembers) */
+  readsPacket: (entry: OutboxEntry) => boolean
 }
 
 /** how often expired outbox entries are looked up (an index seek when there are none) */
@@ -120,7 +122,8 @@ export class DeliveryService implements Transport<PeerTarget> {
             await this.deps.outbox.remove(entries, outcomes === undefined ? {} : { extra: (l) => { live = l; return outcomes.deliveredOps(l) } })
             if (live.length > 0) outcomes?.settled(live)
           },
-          rejected: async (items) => await this.deadLetter(items)
+          rejected: async (items) => await this.deadLetter(items),
+          readsPacket: (e) => this.deps.outcomes?.readsPacket(e) ?? false
         }
       })
       this.links.set(dest, link)

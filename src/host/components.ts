@@ -209,7 +209,7 @@ function compose (base: Base, stores: Stores, libp2p: Libp2p): RunningHost {
   if (discovery !== undefined) announcers.push(discovery)
   const registry = new NodeRegistry({ nodes, creator: acl, announcers })
   const receipts = receiptService(stores, libp2p, directory, resolver, config, log)
-  const outcomes: Outcomes = { deliveredOps: (e: OutboxEntry[]) => receipts.deliveredOps(e), deadOps: (d: Doomed[]) => receipts.deadOps(d), settled: (e: OutboxEntry[]) => receipts.settled(e) }
+  const outcomes: Outcomes = { deliveredOps: (e: OutboxEntry[]) => receipts.deliveredOps(e), deadOps: (d: Doomed[]) => receipts.deadOps(d), settled: (e: OutboxEntry[]) => receipts.settled(e), readsPacket: (e: OutboxEntry) => receipts.readsPacket(e) }
   const delivery = new DeliveryService({ libp2p, committer: stores.committer, inbox, outbox: stores.outbox, admission: acl, notices, label, log, outcomes })
   lifecycle.add('delivery', delivery)
   lifecycle.add('receipts', receipts)

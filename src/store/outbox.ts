@@ -236,6 +236,12 @@ export class OutboxStore {
     return { entries, complete: true }
   }
 
+  /** The packets of these queued entries, read back from the store (undefined: no longer queued). */
+  async packetsOf (keys: string[]): Promise<Array<Uint8Array | undefined>> {
+    const values = await this.db.getMany(keys)
+    return values.map((v) => v === undefined ? undefined : decodeEntryValue(v).p)
+  }
+
   private async settle<T> (fn: () => Promise<T>): Promise<T> {
     const run = this.settling.then(fn)
     this.settling = run.then(() => {}, () => {})

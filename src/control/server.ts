@@ -208,10 +208,34 @@ export class ControlServer {
     }
   }
 
-  /** Write a call's result once it is there (or its error). */
-  private async answer (conn: Connection, id: number, method: string, pending: Promise<unknown>): Promise<void> {
+  /**
+   * Write a call's result once it is there (or its error). Not async: a
+   * plain result (every `send`) costs one reaction on its promise, not a
+   * suspended frame and its awaits.
+   */
+  private answer (conn: Connection, id: number, method: string, pending: Promise<unknown>): Promise<void> {
+    return pending.then((result) => this.reply(conn, id, method, result), (err) => this.fail(conn, id, err))
+  }
+
+  /** Write a result: a plain one at once (undefined once the socket took it), the others through answerOther. */
+  private reply (conn: Connection, id: number, method: string, result: unknown): Promise<void> | undefined {
+    if (result instanceof PagedArray || result instanceof FramedAnswer || result instanceof EncodedArray) return this.answerOther(conn, id, method, result)
+    let written: Promise<void> | undefined
     try {
-      const result = await pending
+      written = conn.reply(JSON.stringify({ id, result } satisfies Reply) + '\n')
+    } catch (err) {
+      return this.fail(conn, id, err)
+    }
+    if (written === undefined) {
+      if (TRACING) mark(`ctl.out.${method}`)
+      return undefined
+    }
+    return written.then(() => { if (TRACING) mark(`ctl.out.${method}`) }, (err) => this.fail(conn, id, err))
+  }
+
+  /** Write a paged, framed or encoded array result (or the error of its writing). */
+  private async answerOther (conn: Connection, id: number, method: string, result: PagedArray | FramedAnswer | EncodedArray): Promise<void> {
+    try {
       if (result instanceof PagedArray) await writePaged(conn, id, result)
       else if (result instanceof FramedAnswer) {
         // the frame, then the end line that completes the call (other replies may go between)
@@ -219,9 +243,7 @@ export class ControlServer {
         result.written?.(write)
         await write
         await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
-      }
-      else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
-      else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
+      } else await conn.write(encodeArrayReply(id, result))
       if (TRACING) mark(`ctl.out.${method}`)
     } catch (err) {
       await this.fail(conn, id, err)

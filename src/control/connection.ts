@@ -54,7 +54,9 @@ export class Connection {
     readonly socket: Socket,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
-    private readonly run: (request: string | RequestFrame) => Promise<void>
+    private readonly run: (request: string | RequestFrame) => Promise<void>,
+    /** told once each request run settled */
+    private readonly onSettled: () => void = () => {}
   ) {
     socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
     socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
@@ -84,7 +86,7 @@ export class Connection {
   }
 
   /** A request finished (or failed): one bound function for all of them, no closure per request. */
-  private readonly settled = (): void => { this.pending--; this.pump() }
+  private readonly settled = (): void => { this.pending--; this.onSettled(); this.pump() }
 
   /** A request line or frame arrived: run it now, or once the connection has room. */
   request (request: string | RequestFrame): void {

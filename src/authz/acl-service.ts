@@ -225,14 +225,11 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     return this.c.policy.signalDestinations ?? DEFAULT_DESTINATIONS
   }
 
-  /** a payload that breaks its signal's rule is named by the encoder (SIGNAL_PAYLOAD) first */
-  private destinationApplies (packet: Packet): boolean {
-    return hasDestinationRule(this.destinations, packet) && signalPayloadProblem(packet.signal, packet.payload) === undefined
-  }
+  private destinationApplies (packet: Packet): boolean { return hasDestinationRule(this.destinations, packet) && signalPayloadProblem(packet.signal, packet.payload) === undefined }
 
   /** Sender side of the signal-destination rule: SignalDestinationError names what the signal may not do. */
   private async checkDestinationOnSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
-    if (!this.destinationApplies(packet)) return
+    if (!this.destinationApplies(packet)) return // (a payload that breaks its signal's rule is named by the encoder, SIGNAL_PAYLOAD, first)
     const answers = async (): Promise<boolean> => {
       const e = packet.in_reply_to === undefined ? undefined : await this.c.answers?.received(from.record.id, packet.in_reply_to)
       return e !== undefined && (e.from === packet.to || e.return_to === packet.to)

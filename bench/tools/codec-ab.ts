@@ -2,7 +2,8 @@
 // from different checkouts, interleaved in one process (round by round, so
 // drift on a shared machine hits every build alike): the canonical encode of
 // a T2 packet (512 B text, a grant), the packet codec's encode (validate +
-// encode) and decode, and a ULID. Prints the median process CPU µs per call.
+// encode), its encodeAfter (what the send path calls) and decode, and a ULID.
+// Prints the median process CPU µs per call.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/codec-ab.js ROUNDS ROOT...
 // ROOT is a checkout with a built dist/ (e.g. a worktree of the base commit).
 import { join } from 'node:path'
@@ -34,6 +35,8 @@ async function build (root: string, packet: Packet): Promise<Build> {
     steps: {
       'canonical encode': () => encoder.encode(packet),
       'codec encode (validate + encode)': () => codec.encode(packet),
+      // what the send path calls: after the outbox value's header (~90 bytes for two did:key ids and a ULID)
+      'codec encodeAfter': () => codec.encodeAfter(90, packet),
       'codec decode': () => codec.decode(bytes),
       ulid: () => ulid()
     },

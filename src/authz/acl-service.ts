@@ -173,6 +173,17 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   /** Sender side: attaches proof to the packet, throws the denial with the grant command that would allow it. */
   async authorizeSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
     await this.checkDestinationOnSend(packet, from, target)
+    this.decideSend(packet, from, target)
+  }
+
+  /** authorizeSend at once when no signal-destination rule applies (true: decided, proof attached); false: call authorizeSend. */
+  authorizeSendNow (packet: Packet, from: LocalNode, target: Target): boolean {
+    if (this.destinationApplies(packet)) return false
+    this.decideSend(packet, from, target)
+    return true
+  }
+
+  private decideSend (packet: Packet, from: LocalNode, target: Target): void {
     const decision = checkSend(this.c.nodes, this.store, packet, from, target, this.sendCache)
     if (decision.allow) return
     // a denied-attempt notice goes to a local target's inbox; an a2a node has no reader (and a remote one is told by its host)
@@ -214,10 +225,11 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     return this.c.policy.signalDestinations ?? DEFAULT_DESTINATIONS
   }
 
+  private destinationApplies (packet: Packet): boolean { return hasDestinationRule(this.destinations, packet) && signalPayloadProblem(packet.signal, packet.payload) === undefined }
+
   /** Sender side of the signal-destination rule: SignalDestinationError names what the signal may not do. */
   private async checkDestinationOnSend (packet: Packet, from: LocalNode, target: Target): Promise<void> {
-    // a payload that breaks its signal's rule is named by the encoder (SIGNAL_PAYLOAD) first
-    if (!hasDestinationRule(this.destinations, packet) || signalPayloadProblem(packet.signal, packet.payload) !== undefined) return
+    if (!this.destinationApplies(packet)) return // (a payload that breaks its signal's rule is named by the encoder, SIGNAL_PAYLOAD, first)
     const answers = async (): Promise<boolean> => {
       const e = packet.in_reply_to === undefined ? undefined : await this.c.answers?.received(from.record.id, packet.in_reply_to)
       return e !== undefined && (e.from === packet.to || e.return_to === packet.to)

@@ -54,7 +54,9 @@ export class Connection {
     readonly socket: Socket,
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
-    private readonly run: (request: string | RequestFrame) => Promise<void>
+    private readonly run: (request: string | RequestFrame) => Promise<void>,
+    /** told once each request run settled */
+    private readonly onSettled: () => void = () => {}
   ) {
     socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
     socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
@@ -84,7 +86,7 @@ export class Connection {
   }
 
   /** A request finished (or failed): one bound function for all of them, no closure per request. */
-  private readonly settled = (): void => { this.pending--; this.pump() }
+  private readonly settled = (): void => { this.pending--; this.onSettled(); this.pump() }
 
   /** A request line or frame arrived: run it now, or once the connection has room. */
   request (request: string | RequestFrame): void {
@@ -135,19 +137,40 @@ export class Connection {
     }
   }
 
+  /**
+   * A call's reply line, written now when no multi-part reply holds the
+   * socket: undefined once the socket took it, else the promise of its
+   * write (rejected as write's would be). Not async: a burst of replies (a
+   * group commit completes hundreds of sends at once) suspends no frame per
+   * reply.
+   */
+  reply (data: string | Uint8Array): Promise<void> | undefined {
+    if (this.exclusive !== undefined) return this.write(data)
+    try {
+      return this.putNow(data, false)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
   private async put (data: string | Uint8Array | undefined, stream = false): Promise<void> {
+    await this.putNow(data, stream)
+  }
+
+  /** Write data to the socket: undefined when it took it, else the promise of its next drain; throws ClientGoneError. */
+  private putNow (data: string | Uint8Array | undefined, stream: boolean): Promise<void> | undefined {
     const socket = this.socket
     if (socket.destroyed) throw new ClientGoneError()
-    if (data === undefined) return
+    if (data === undefined) return undefined
     // (one reply larger than the bound may go out alone, to a client that reads)
     if (socket.writableLength > 0 && socket.writableLength + data.length > this.limits.hardOutputBytes) {
       this.drop(`${socket.writableLength} bytes of replies unread`)
       throw new ClientGoneError()
     }
     coalesce(socket)
-    if (socket.write(data)) return
+    if (socket.write(data)) return undefined
     if (!stream) this.watchStall()
-    await this.nextDrain()
+    return this.nextDrain()
   }
 
   private watchStall (): void {

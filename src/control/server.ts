@@ -137,7 +137,11 @@ export class ControlServer {
   private server?: Server
   private readonly sockets = new Set<Socket>()
   /** requests being handled: stop waits for them, so no handler reads a store that has closed under it */
-  private readonly running = new Set<Promise<void>>()
+  private running = 0
+  /** ends stop's wait for the running requests, once there are none */
+  private drained?: () => void
+  /** a request's handling settled (one bound function, no closure per request) */
+  private readonly finished = (): void => { if (--this.running === 0) this.drained?.() }
   private readonly limits: ConnectionLimits
 
   constructor (private readonly path: string, private readonly methods: MethodTable, private readonly log: Logger, limits: Partial<ConnectionLimits> = {}) {
@@ -158,13 +162,15 @@ export class ControlServer {
   async stop (): Promise<void> {
     for (const s of this.sockets) s.destroy()
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve())
-    await settleWithin([...this.running], STOP_WAIT_MS)
+    await this.idleWithin(STOP_WAIT_MS)
     removeSocketFile(this.path)
   }
 
   private accept (socket: Socket): void {
     this.sockets.add(socket)
-    const conn: Connection = new Connection(socket, this.limits, this.log, (req) => this.track(this.dispatch(conn, req)))
+    // counted while it runs: the connection settles each request once (finished)
+    const run = (req: string | RequestFrame): Promise<void> => { this.running++; return this.dispatch(conn, req) }
+    const conn: Connection = new Connection(socket, this.limits, this.log, run, this.finished)
     const reader = new RequestReader((line) => conn.request(line), (frame) => conn.request(frame))
     socket.on('data', (chunk: Buffer) => {
       try { reader.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
@@ -173,13 +179,13 @@ export class ControlServer {
     socket.on('error', () => {})
   }
 
-  /** Keep `handling` in `running` until it settles; returns it as it is (no wrapper promise per request). */
-  private track (handling: Promise<void>): Promise<void> {
-    const running = this.running
-    running.add(handling)
-    const settled = (): void => { running.delete(handling) }
-    handling.then(settled, settled)
-    return handling
+  /** Wait until no request runs, or the bound passed. */
+  private async idleWithin (ms: number): Promise<void> {
+    if (this.running === 0) return
+    let timer: NodeJS.Timeout | undefined
+    await new Promise<void>((resolve) => { this.drained = resolve; timer = setTimeout(resolve, ms) })
+    clearTimeout(timer)
+    this.drained = undefined
   }
 
   /**
@@ -208,10 +214,34 @@ export class ControlServer {
     }
   }
 
-  /** Write a call's result once it is there (or its error). */
-  private async answer (conn: Connection, id: number, method: string, pending: Promise<unknown>): Promise<void> {
+  /**
+   * Write a call's result once it is there (or its error). Not async: a
+   * plain result (every `send`) costs one reaction on its promise, not a
+   * suspended frame and its awaits.
+   */
+  private answer (conn: Connection, id: number, method: string, pending: Promise<unknown>): Promise<void> {
+    return pending.then((result) => this.reply(conn, id, method, result), (err) => this.fail(conn, id, err))
+  }
+
+  /** Write a result: a plain one at once (undefined once the socket took it), the others through answerOther. */
+  private reply (conn: Connection, id: number, method: string, result: unknown): Promise<void> | undefined {
+    if (result instanceof PagedArray || result instanceof FramedAnswer || result instanceof EncodedArray) return this.answerOther(conn, id, method, result)
+    let written: Promise<void> | undefined
     try {
-      const result = await pending
+      written = conn.reply(JSON.stringify({ id, result } satisfies Reply) + '\n')
+    } catch (err) {
+      return this.fail(conn, id, err)
+    }
+    if (written === undefined) {
+      if (TRACING) mark(`ctl.out.${method}`)
+      return undefined
+    }
+    return written.then(() => { if (TRACING) mark(`ctl.out.${method}`) }, (err) => this.fail(conn, id, err))
+  }
+
+  /** Write a paged, framed or encoded array result (or the error of its writing). */
+  private async answerOther (conn: Connection, id: number, method: string, result: PagedArray | FramedAnswer | EncodedArray): Promise<void> {
+    try {
       if (result instanceof PagedArray) await writePaged(conn, id, result)
       else if (result instanceof FramedAnswer) {
         // the frame, then the end line that completes the call (other replies may go between)
@@ -219,9 +249,7 @@ export class ControlServer {
         result.written?.(write)
         await write
         await conn.write(JSON.stringify({ id, end: true } satisfies Reply) + '\n')
-      }
-      else if (result instanceof EncodedArray) await conn.write(encodeArrayReply(id, result))
-      else await conn.write(JSON.stringify({ id, result } satisfies Reply) + '\n')
+      } else await conn.write(encodeArrayReply(id, result))
       if (TRACING) mark(`ctl.out.${method}`)
     } catch (err) {
       await this.fail(conn, id, err)
@@ -251,15 +279,6 @@ const FRAMING: FramingResult = { requests: ['ndjson', 'binary'], binary_methods:
 
 /** how long stop waits for the handlers of closed connections to return (a stream ends on its abort signal) */
 const STOP_WAIT_MS = 5 * SECOND
-
-/** Wait until every promise settled, or the bound passed. */
-async function settleWithin (pending: Array<Promise<void>>, ms: number): Promise<void> {
-  if (pending.length === 0) return
-  let timer: NodeJS.Timeout | undefined
-  const bound = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
-  await Promise.race([Promise.allSettled(pending), bound])
-  clearTimeout(timer)
-}
 
 function parseRequest (line: string): Request {
   let v: unknown

@@ -150,17 +150,20 @@ export class DeliveryService implements Transport<PeerTarget> {
     return this.queued(this.deps.committer.write(staged.ops), staged.entry, dest, packet.id)
   }
 
-  private async queued (write: Promise<void>, entry: OutboxEntry, dest: string, id: string): Promise<QueueResult> {
-    try {
-      await write
-    } catch (err) {
+  /**
+   * The entry once its write is durable, handed to the link. Not async: one
+   * reaction on the write's promise per send, no suspended frame.
+   */
+  private queued (write: Promise<void>, entry: OutboxEntry, dest: string, id: string): Promise<QueueResult> {
+    return write.then((): QueueResult => {
+      mark('outbox.durable')
+      // durable: hand the entry to the link in memory (it reads the store after a reconnect)
+      this.link(dest).offer([entry])
+      return { id, state: 'queued' }
+    }, (err: unknown) => {
       this.deps.outbox.release(dest)
       throw err
-    }
-    mark('outbox.durable')
-    // durable: hand the entry to the link in memory (it reads the store after a reconnect)
-    this.link(dest).offer([entry])
-    return { id, state: 'queued' }
+    })
   }
 
   /** The transport for targets on remote hosts: queued in the outbox for the target's host. */

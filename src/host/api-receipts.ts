@@ -65,15 +65,22 @@ export function noteOf (req: SendRequest): SendNote {
   return { as: req.as, to: req.to, no_receipt: req.no_receipt }
 }
 
-/** What `send` answers once the packet is durable: what receipts know of it (nothing stored for a remote send). Also each entry of `send.batch`. */
-export async function afterSend (host: Host, req: SendNote, r: QueueResult): Promise<ResultOf<'send'>> {
+/**
+ * What `send` answers once the packet is durable: what receipts know of it (nothing stored for a remote send). Also each entry of `send.batch`.
+ * Not async: a queued send (every remote one) is answered at once, without a suspended frame per send.
+ */
+export function afterSend (host: Host, req: SendNote, r: QueueResult): ResultOf<'send'> | Promise<ResultOf<'send'>> {
   const off = req.no_receipt === true
   const from = host.nodes.get(req.as)
   if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: req.to, off })
-  if (from !== undefined && r.state === 'delivered') {
-    const target = await host.resolver.resolve(req.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
-    if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from: from.record.id, off })
-  }
+  if (from !== undefined && r.state === 'delivered') return afterLocalSend(host, req, r, from.record.id, off)
+  return { ...r, receipt: off ? 'off' : r.state }
+}
+
+/** afterSend of a send delivered into a local inbox: its receipt history starts as delivered. */
+async function afterLocalSend (host: Host, req: SendNote, r: QueueResult, from: string, off: boolean): Promise<ResultOf<'send'>> {
+  const target = await host.resolver.resolve(req.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
+  if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from, off })
   return { ...r, receipt: off ? 'off' : r.state }
 }
 
@@ -90,8 +97,9 @@ async function broadcast (host: Host, req: SendParams, off: boolean): Promise<Re
   return { ...b, state: pending ? 'queued' : 'delivered', receipt: 'off' }
 }
 
-async function answer (host: Host, note: SendNote, sent: Promise<QueueResult>): Promise<ResultOf<'send'>> {
-  return await afterSend(host, note, await sent)
+/** The answer of a send once it is durable (one reaction on its promise, no suspended frame). */
+function answer (host: Host, note: SendNote, sent: Promise<QueueResult>): Promise<ResultOf<'send'>> {
+  return sent.then((r) => afterSend(host, note, r))
 }
 
 export function receiptMethods (host: Host): Handlers<'send' | 'receipt.get' | 'receipt.wait'> {

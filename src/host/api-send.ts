@@ -40,7 +40,7 @@ async function start (host: Host, entry: unknown): Promise<{ done: Promise<Entry
     const prepared = await host.sender.prepare(req)
     const note = noteOf(req) // what waits for durability holds this, not the entry and its text
     // handed to the transport now, before the next entry is prepared: entry order = store order
-    return { done: host.sender.deliver(prepared).then(async (r) => await afterSend(host, note, r), failed) }
+    return { done: host.sender.deliver(prepared).then((r) => afterSend(host, note, r), failed) }
   } catch (err) {
     return { done: Promise.resolve(failed(err)) }
   }

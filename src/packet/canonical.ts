@@ -13,9 +13,11 @@ const SHORT_TEXT = 64
 /** maps of up to this many keys are sorted by insertion */
 const SORT_BY_INSERTION = 32
 
-class Unsupported extends Error {}
+/** a value outside the direct encoder's shapes: dag-cbor decides it */
+export class Unsupported extends Error {}
 
-class Writer {
+/** The output of a direct encode: a growing buffer and the position written to. */
+export class Writer {
   buf: Buffer
   pos = 0
 
@@ -78,6 +80,16 @@ class Writer {
     return true
   }
 
+  /** bytes written as they are (a CBOR item encoded beforehand, e.g. a map key with its head) */
+  raw (b: Uint8Array): void {
+    const n = b.length
+    this.room(n)
+    const buf = this.buf
+    const at = this.pos
+    for (let i = 0; i < n; i++) buf[at + i] = b[i]
+    this.pos = at + n
+  }
+
   bytes (b: Uint8Array): void {
     this.head(2, b.byteLength)
     this.room(b.byteLength)
@@ -116,7 +128,8 @@ function writeMap (w: Writer, v: Record<string, unknown>): void {
   for (const k of keys) { w.text(k); writeValue(w, v[k]) }
 }
 
-function writeValue (w: Writer, v: unknown): void {
+/** Write one value (throws Unsupported for anything outside the direct encoder's shapes). */
+export function writeValue (w: Writer, v: unknown): void {
   if (typeof v === 'string') return w.text(v)
   if (typeof v === 'number') {
     if (!Number.isSafeInteger(v)) throw new Unsupported()
@@ -167,6 +180,22 @@ export class CanonicalEncoder {
     } catch (err) {
       if (err instanceof Unsupported) return undefined
       throw err
+    } finally {
+      this.keep(w)
+    }
+  }
+
+  /**
+   * The bytes `write` writes of `value` (false: it wrote nothing usable),
+   * after `room` free bytes in one new buffer as encodeAfter; undefined when
+   * it returned false or threw (the caller then takes its reference path)
+   */
+  encodeDirectAfter<T> (room: number, write: (w: Writer, value: T) => boolean, value: T): Uint8Array | undefined {
+    const w = this.writer()
+    try {
+      return write(w, value) ? copyOut(w, room) : undefined
+    } catch {
+      return undefined
     } finally {
       this.keep(w)
     }

@@ -2,6 +2,7 @@ import * as cbor from '@ipld/dag-cbor'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
 import { CanonicalEncoder, encodeCanonical } from './canonical.js'
 import { PacketDecoder, decodeCanonicalPacket } from './decode-fast.js'
+import { writePacket } from './encode-fast.js'
 import type { Packet } from './types.js'
 import { validatePacket } from './validate.js'
 
@@ -31,6 +32,14 @@ export class PacketCodec {
 
   /** Deterministic DAG-CBOR encoding of a validated packet. */
   encode (packet: Packet): Uint8Array {
+    const direct = this.direct(0, packet)
+    if (direct === undefined) return this.encodeReference(packet)
+    checkSize(direct)
+    return direct
+  }
+
+  /** encode through validatePacket and the canonical encoder: what encode gives, and the error it names (tests compare the two) */
+  encodeReference (packet: Packet): Uint8Array {
     // validatePacket builds a new packet and sets only defined fields: it is encoded as it is
     const bytes = this.encoder.encode(validatePacket(stripUndefined(packet)))
     checkSize(bytes)
@@ -44,11 +53,25 @@ export class PacketCodec {
    * packet took dag-cbor's path; `bytes` is then what encode gives.
    */
   encodeAfter (room: number, packet: Packet): { bytes: Uint8Array, whole?: Uint8Array } {
+    const whole = this.direct(room, packet)
+    if (whole === undefined) return this.encodeAfterReference(room, packet)
+    const bytes = whole.subarray(room)
+    checkSize(bytes)
+    return { bytes, whole }
+  }
+
+  /** encodeAfter through validatePacket and the canonical encoder (the reference of the one-pass path) */
+  encodeAfterReference (room: number, packet: Packet): { bytes: Uint8Array, whole?: Uint8Array } {
     const valid = validatePacket(stripUndefined(packet))
     const whole = this.encoder.encodeAfter(room, valid)
     const bytes = whole === undefined ? this.encoder.encode(valid) : whole.subarray(room)
     checkSize(bytes)
     return { bytes, whole }
+  }
+
+  /** the one-pass encoding after `room` bytes, or undefined: then the reference decides */
+  private direct (room: number, packet: Packet): Uint8Array | undefined {
+    return this.encoder.encodeDirectAfter(room, writePacket, packet)
   }
 
   /** Decode and validate untrusted packet bytes (as decodePacket). */

@@ -4,6 +4,12 @@ import { defineError } from '../util/errors.js'
 /** `send --as` (or a session) named an a2a node: its messages come from the agent, over A2A. */
 export const A2aNodeCannotSendError = defineError('A2aNodeCannotSendError', 'A2A_NODE_CANNOT_SEND')
 
+/** The node, when it may send (an a2a node may not). */
+function sender (name: string, node: LocalNode): LocalNode {
+  if (node.record.kind === 'a2a') throw new A2aNodeCannotSendError(`${name} is an external A2A agent: it answers messages sent to it, it does not send as an amesh node`)
+  return node
+}
+
 /** Creates a node (under a local parent, which signs its lineage certificate): the ACL service. */
 export interface NodeCreator { createChild: (name: string, parent?: string, a2a?: A2aEndpoint) => Promise<LocalNode> }
 
@@ -38,9 +44,13 @@ export class NodeRegistry {
 
   /** Implicit registration: the first use of a name on this host creates the node. */
   async ensure (name: string): Promise<LocalNode> {
-    const node = this.components.nodes.get(name) ?? await this.add(name)
-    if (node.record.kind === 'a2a') throw new A2aNodeCannotSendError(`${name} is an external A2A agent: it answers messages sent to it, it does not send as an amesh node`)
-    return node
+    return this.known(name) ?? sender(name, await this.add(name))
+  }
+
+  /** ensure for a node that exists: without waiting (the send path's every send); undefined when ensure must create it. */
+  known (name: string): LocalNode | undefined {
+    const node = this.components.nodes.get(name)
+    return node === undefined ? undefined : sender(name, node)
   }
 
   /** Tell connected hosts (and the DHT, when it runs) about a new or changed local node. */

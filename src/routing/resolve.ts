@@ -62,6 +62,11 @@ export class Resolver {
     return nodes.get(nodeId)?.record.name ?? directory.get(nodeId)?.name ?? nodeId
   }
 
+  /** resolve for a target known here (a local node, a known card): without waiting; undefined when resolve must look further. */
+  known (target: string): Target | undefined {
+    return this.fromCache(target)
+  }
+
   private fromCache (target: string): Target | undefined {
     const { nodes, directory } = this.components
     const local = nodes.get(target)

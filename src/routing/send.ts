@@ -29,11 +29,15 @@ export type Transports = { readonly [K in TargetKind]: Transport<Extract<Target,
 export interface BroadcastMarks { broadcast: string, group: string }
 
 /** The sender-side permission check: attaches proof to the packet, or throws the denial. */
-export interface SendAuthorizer { authorizeSend: (packet: Packet, from: LocalNode, target: Target) => Promise<void> }
+export interface SendAuthorizer {
+  authorizeSend: (packet: Packet, from: LocalNode, target: Target) => Promise<void>
+  /** authorizeSend without waiting when it can decide at once (true: decided); false: call authorizeSend */
+  authorizeSendNow: (packet: Packet, from: LocalNode, target: Target) => boolean
+}
 
 export interface SenderComponents {
-  registry: Pick<NodeRegistry, 'ensure'>
-  resolver: Pick<Resolver, 'resolve'>
+  registry: Pick<NodeRegistry, 'ensure' | 'known'>
+  resolver: Pick<Resolver, 'resolve' | 'known'>
   authorizer: SendAuthorizer
   transports: Transports
   inbox: Pick<InboxStore, 'entryById'>
@@ -57,7 +61,7 @@ async function conversationOf (c: Pick<SenderComponents, 'inbox'>, nodeId: strin
   return original.conversation_id ?? original.id
 }
 
-async function buildPacket (c: SenderComponents, req: SendRequest, fromId: string, fromName: string, toId: string, toName: string): Promise<Packet> {
+function buildPacket (req: SendRequest, fromId: string, fromName: string, toId: string, toName: string): Packet {
   const payload: Payload = { ...(req.payload ?? {}) }
   if (req.text !== undefined) payload.text = req.text
   const packet: Packet = {
@@ -72,12 +76,13 @@ async function buildPacket (c: SenderComponents, req: SendRequest, fromId: strin
     ts: Date.now()
   }
   copySendFields(req, packet)
-  // a reply without its own conversation joins the one of the message it answers (no copy of the request for it)
-  if (req.conversation_id === undefined && req.in_reply_to !== undefined) {
-    const conversation = await conversationOf(c, fromId, req.in_reply_to)
-    if (conversation !== undefined) packet.conversation_id = conversation
-  }
   return packet
+}
+
+/** A reply without its own conversation joins the one of the message it answers (no copy of the request for it). */
+async function joinConversation (c: SenderComponents, req: SendRequest, packet: Packet): Promise<void> {
+  const conversation = await conversationOf(c, packet.from, req.in_reply_to as string)
+  if (conversation !== undefined) packet.conversation_id = conversation
 }
 
 /** A send built and authorized, not yet handed to its transport. */
@@ -112,14 +117,21 @@ export class Sender {
 
   private readonly deliverPrepared = (s: PreparedSend): Promise<QueueResult> => this.deliver(s)
 
-  /** The send up to the transport: sender node, target, packet built, authorized, encoded (nothing stored yet). */
+  /**
+   * The send up to the transport: sender node, target, packet built,
+   * authorized, encoded (nothing stored yet). Each step waits only when it
+   * must (a node to create, a target to look up, a conversation to read, a
+   * signal-destination rule): a send from a known node to a known target
+   * runs through without a suspended frame or a promise per step.
+   */
   async prepare (req: SendRequest, marks?: BroadcastMarks): Promise<PreparedSend> {
     const c = this.components
-    const from = await c.registry.ensure(req.as)
-    const target = await c.resolver.resolve(req.to)
-    const packet = await buildPacket(c, req, from.record.id, from.record.name, target.id, target.name)
+    const from = c.registry.known(req.as) ?? await c.registry.ensure(req.as)
+    const target = c.resolver.known(req.to) ?? await c.resolver.resolve(req.to)
+    const packet = buildPacket(req, from.record.id, from.record.name, target.id, target.name)
+    if (req.conversation_id === undefined && req.in_reply_to !== undefined) await joinConversation(c, req, packet)
     if (marks !== undefined) { packet.broadcast = marks.broadcast; packet.group_id = marks.group }
-    await c.authorizer.authorizeSend(packet, from, target)
+    if (!c.authorizer.authorizeSendNow(packet, from, target)) await c.authorizer.authorizeSend(packet, from, target)
     // a transport that stores the packet behind a header (the outbox) gets it encoded after room for that header
     const room = this.transportOf(target).room?.(packet)
     const { bytes, whole } = room === undefined ? { bytes: this.codec.encode(packet), whole: undefined } : this.codec.encodeAfter(room, packet)

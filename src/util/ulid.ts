@@ -8,19 +8,23 @@ const RANDOM_LEN = 16
 /** fresh random digits are taken from a pool of this many bytes, refilled once used up (one randomFillSync per 16 new milliseconds) */
 const RANDOM_POOL = RANDOM_LEN * 16
 
+/** the alphabet's character codes */
+const CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0))
+
 /**
  * The generator's state (one per process, as monotonicity is per process):
- * the time of the last id, its encoded time prefix, its random digits (0..31
- * each), and the pool fresh digits are drawn from.
+ * the time of the last id, the character codes of its encoded time prefix,
+ * its random digits (0..31 each), and the pool fresh digits are drawn from.
  */
 const state = {
   time: -1,
-  prefix: '',
+  prefix: new Uint8Array(TIME_LEN),
   digits: new Uint8Array(RANDOM_LEN),
   pool: new Uint8Array(RANDOM_POOL),
   used: RANDOM_POOL
 }
 
+/** The time prefix, spelled out (the reference of timeCodes, for ulidOf). */
 function encodeTime (time: number): string {
   let out = ''
   let t = time
@@ -47,10 +51,20 @@ function increment (digits: Uint8Array): void {
   freshRandom(digits)
 }
 
-function digitsText (digits: Uint8Array): string {
-  let s = ''
-  for (let i = 0; i < digits.length; i++) s += ALPHABET[digits[i]]
-  return s
+/** The time prefix's character codes into out (encodeTime's characters). */
+function timeCodes (time: number, out: Uint8Array): void {
+  let t = time
+  for (let i = TIME_LEN - 1; i >= 0; i--) {
+    out[i] = CODES[t % 32]
+    t = Math.floor(t / 32)
+  }
+}
+
+/** The id of a prefix and digits as one flat string, made at once (no string per character, no rope to flatten when it is hashed) */
+function idText (p: Uint8Array, d: Uint8Array): string {
+  return String.fromCharCode(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+    CODES[d[0]], CODES[d[1]], CODES[d[2]], CODES[d[3]], CODES[d[4]], CODES[d[5]], CODES[d[6]], CODES[d[7]],
+    CODES[d[8]], CODES[d[9]], CODES[d[10]], CODES[d[11]], CODES[d[12]], CODES[d[13]], CODES[d[14]], CODES[d[15]])
 }
 
 /** A monotonic ULID: 26 characters, lexicographically sortable by creation. */
@@ -59,10 +73,10 @@ export function ulid (now: number = Date.now()): string {
     increment(state.digits)
   } else {
     state.time = now
-    state.prefix = encodeTime(now)
+    timeCodes(now, state.prefix)
     freshRandom(state.digits)
   }
-  return state.prefix + digitsText(state.digits)
+  return idText(state.prefix, state.digits)
 }
 
 /** The encoding of `time` and `digits` (0..31 each) as a ULID, spelled out (what ulid() writes; for its tests). */

@@ -8,21 +8,29 @@
 // T4.read pages through the same inbox with `inbox.read` (limit 10,000) in
 // binary frames rendered here (`amesh inbox`), T4.read.json in JSON replies.
 import { Daemon, followInbox, sendMany } from '../lib/daemon.js'
+import { cpuMsOf } from '../lib/cpu.js'
 import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import type { ControlClient } from '../../src/control/client.js'
 import { eachFollowEntry, EntryRenderer, followPageLast } from '../../src/control/follow-frames.js'
 import { WINDOW } from './t2-throughput.js'
 
-/** CPU per entry (us) of the daemon and of this process (the consumer) while `body` runs. */
-async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number>): Promise<{ ms: number, daemon?: number, client: number }> {
+/**
+ * CPU per entry (us) of the daemon (all its threads; `main`: its JavaScript
+ * thread alone, without LevelDB's compactions and V8's helper threads) and of
+ * this process (the consumer) while `body` runs.
+ */
+async function cpuPerEntry (d: Daemon, count: number, body: () => Promise<number>): Promise<{ ms: number, daemon?: number, main?: number, client: number }> {
   const d0 = await d.cpuMs()
+  const m0 = await cpuMsOf(d.pid, true)
   const c0 = process.cpuUsage()
   const ms = await body()
   const c = process.cpuUsage(c0)
   const d1 = await d.cpuMs()
+  const m1 = await cpuMsOf(d.pid, true)
   const daemon = d0 === undefined || d1 === undefined ? undefined : (d1 - d0) * 1000 / count
-  return { ms, daemon, client: (c.user + c.system) / count }
+  const main = m0 === undefined || m1 === undefined ? undefined : (m1 - m0) * 1000 / count
+  return { ms, daemon, main, client: (c.user + c.system) / count }
 }
 
 /** a daemon using less CPU than this share of one core over SETTLE_STEP_MS, SETTLE_QUIET times in a row, is idle */
@@ -137,10 +145,12 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
     ]
     const cpuNote = (what: string): string => `CPU time per entry during ${what} (user + system; steadier than entries/s on a loaded machine)`
     if (follow.daemon !== undefined) figures.push({ name: 'T4.cpu.daemon', value: follow.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the daemon') })
+    if (follow.main !== undefined) figures.push({ name: 'T4.cpu.daemon.main', value: follow.main, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the daemon\'s main (JavaScript) thread alone: without LevelDB\'s compactions, which the replay\'s reads may start, and V8\'s helper threads') })
     figures.push({ name: 'T4.cpu.client', value: follow.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4, the consumer (control client)') })
     if (ndjson.daemon !== undefined) figures.push({ name: 'T4.ndjson.cpu.daemon', value: ndjson.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the daemon') })
     figures.push({ name: 'T4.ndjson.cpu.client', value: ndjson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.ndjson, the consumer') })
     if (read.daemon !== undefined) figures.push({ name: 'T4.read.cpu.daemon', value: read.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon') })
+    if (read.main !== undefined) figures.push({ name: 'T4.read.cpu.daemon.main', value: read.main, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the daemon\'s main thread alone') })
     figures.push({ name: 'T4.read.cpu.client', value: read.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read, the consumer') })
     if (readJson.daemon !== undefined) figures.push({ name: 'T4.read.json.cpu.daemon', value: readJson.daemon, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the daemon') })
     figures.push({ name: 'T4.read.json.cpu.client', value: readJson.client, unit: 'us/entry', better: 'lower', note: cpuNote('T4.read.json, the consumer') })

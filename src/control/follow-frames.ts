@@ -17,7 +17,7 @@
 // (ids it knows no name for are left out: renderEntry then uses the name the
 // packet carries, exactly as on the daemon).
 import * as cbor from '@ipld/dag-cbor'
-import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TAG, MAJOR_TEXT } from '../packet/cbor-cursor.js'
+import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_TAG, MAJOR_TEXT, MAJOR_UINT } from '../packet/cbor-cursor.js'
 import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'
 import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from '../packet/render.js'
@@ -135,6 +135,12 @@ class PageNames {
   private readonly ids: Uint8Array[] = []
   readonly names = new Map<string, Uint8Array>()
   private readonly c = new CborCursor()
+  /** the last packet read the fast way, for sameAsLast: its bytes, where it starts, the length read */
+  private last: Uint8Array | undefined
+  private lastPos = 0
+  private lastLen = 0
+  /** ranges [start, end) (from the packet's start) of its bytes that are plain data: skipped strings' contents, integers' arguments */
+  private readonly gaps: number[] = []
   constructor (private readonly label: (id: string) => string) {}
 
   /**
@@ -142,8 +148,14 @@ class PageNames {
    * partiesOf reads them (from first). The map is read only up to the later
    * of the two (a stored packet was validated when stored: each key once, the
    * rest well-formed), so the proof and payload behind them cost nothing.
+   * A packet whose bytes up to there equal the last one's outside its data
+   * ranges (sameAsLast: a page's packets mostly share from, to and the
+   * layout) has the same from and to: nothing to note.
    */
   add (bytes: Uint8Array, pos: number): void {
+    if (this.sameAsLast(bytes, pos)) return
+    this.last = undefined
+    this.gaps.length = 0
     const c = this.c
     c.reset(bytes, pos)
     const n = c.expect(MAJOR_MAP)
@@ -159,7 +171,7 @@ class PageNames {
         ? 1
         : k === 2 && bytes[c.pos] === 0x74 && bytes[c.pos + 1] === 0x6f ? 2 : 0
       c.pos += k
-      if (key === 0) { if (!skipItem(c, 1)) { this.slow(bytes.subarray(pos)); return } continue }
+      if (key === 0) { if (!this.skipNoting(bytes, pos)) { this.slow(bytes.subarray(pos)); return } continue }
       const v = c.expect(MAJOR_TEXT)
       if (v < 0 || c.pos + v > c.end) { this.slow(bytes.subarray(pos)); return }
       if (key === 1) { from = c.pos; fromLen = v } else { to = c.pos; toLen = v }
@@ -170,6 +182,48 @@ class PageNames {
     if (n < 0 || from < 0 || to < 0) { this.slow(bytes.subarray(pos)); return }
     this.id(bytes, from, fromLen)
     this.id(bytes, to, toLen)
+    this.last = bytes
+    this.lastPos = pos
+    this.lastLen = c.pos - pos
+  }
+
+  /**
+   * Skip the value of a key other than from/to, noting its data range: a
+   * string's contents or an integer's argument bytes (a map, list or tag is
+   * structure throughout: sameAsLast compares all of it).
+   */
+  private skipNoting (bytes: Uint8Array, pos: number): boolean {
+    const c = this.c
+    const at = c.pos
+    const major = bytes[at] >>> 5
+    if (!skipItem(c, 1)) return false
+    if (major === MAJOR_TEXT || major === MAJOR_BYTES) this.gaps.push(c.pos - c.arg - pos, c.pos - pos)
+    else if (major === MAJOR_UINT || major === MAJOR_NEGINT) this.gaps.push(at + 1 - pos, c.pos - pos)
+    return true
+  }
+
+  /**
+   * Whether the packet at bytes[pos] has the last fast-read packet's bytes
+   * over the length read, except inside its data ranges. Then every head,
+   * key, length and both ids are the same bytes at the same places, so add
+   * would read the same from and to (the reference, partiesOf, too: the
+   * data bytes decide no structure); a data byte that breaks a rule (an
+   * integer not in its shortest form) would make both readers give up on
+   * this packet, which notes nothing new either.
+   */
+  private sameAsLast (bytes: Uint8Array, pos: number): boolean {
+    const last = this.last
+    const len = this.lastLen
+    if (last === undefined || pos + len > bytes.length) return false
+    const gaps = this.gaps
+    const base = this.lastPos - pos
+    let i = 0
+    for (let g = 0; g <= gaps.length; g += 2) {
+      const stop = pos + (g < gaps.length ? gaps[g] : len)
+      for (let k = pos + i; k < stop; k++) if (bytes[k] !== last[k + base]) return false
+      if (g < gaps.length) i = gaps[g + 1]
+    }
+    return true
   }
 
   private id (bytes: Uint8Array, at: number, len: number): void {
@@ -187,6 +241,7 @@ class PageNames {
 
   /** bytes the fast reader does not take: partiesOf decides (never the case for stored packets) */
   private slow (packet: Uint8Array): void {
+    this.last = undefined
     for (const id of partiesOf(packet) ?? []) this.named(id)
   }
 }

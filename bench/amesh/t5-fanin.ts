@@ -49,14 +49,28 @@ function commitNote (before: Commits[], after: Commits[], packets: number): stri
 
 /**
  * A tool's look at the burst (bench/tools/t5-threads.ts): called with the receiver's and
- * the senders' pids right before the burst; what it returns is called with the packet count after it.
+ * the senders' pids right before the burst, and a reading of how many of the burst's packets
+ * the receiver holds so far; what it returns is called with the packet count after it.
  */
-export type BurstProbe = (receiver: number, senders: number[]) => Promise<(packets: number) => Promise<void>>
+export type BurstProbe = (receiver: number, senders: number[], delivered: () => Promise<number>) => Promise<(packets: number) => Promise<void>>
+
+/** A tool's variant of T5 (the bench runs the defaults). */
+export interface FanInOptions {
+  /** sender hosts (default 10, --quick 3) */
+  senders?: number
+  /** packets each sender sends in the burst (default 3,000, --quick 500) */
+  perSender?: number
+  /** warm-up packets per sender before the burst (default WARM) */
+  warm?: number
+  /** the warm-up's sends in flight per sender (default 16) */
+  warmWindow?: number
+}
 
 /** T5's fan-in, optionally with a probe around the burst. */
-export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Figure[]> {
-  const senders = ctx.count(10, 3)
-  const perSender = ctx.count(3000, 500)
+export async function fanIn (ctx: BenchContext, probe?: BurstProbe, opts: FanInOptions = {}): Promise<Figure[]> {
+  const senders = opts.senders ?? ctx.count(10, 3)
+  const perSender = opts.perSender ?? ctx.count(3000, 500)
+  const warm = opts.warm ?? WARM
   const rx = await Daemon.start(ctx, 't5-rx')
   const all: Daemon[] = [rx]
   try {
@@ -68,8 +82,8 @@ export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Fig
     for (let i = 0; i < senders; i++) await rx.grant(RX, `s${i}`)
     await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
     // warm-up: each link up and each sender's card checked once
-    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
-    const base = senders * WARM
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, warm, 512, opts.warmWindow ?? 16) }))
+    const base = senders * warm
     await waitInbox(rx, RX, base)
     // the hosts just met (handshakes, identify, DHT routing, card publishing): measure the steady state.
     // Each host's routing-table filler makes its first DHT walk FILL_FIRST_DELAY after its start; on 11
@@ -79,7 +93,7 @@ export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Fig
     ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} ${Math.round(nowMs() - started)} ms after the senders started (quiet check ${Math.round(q.waitedMs)} ms) (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
     const commits = await commitsOf(all)
     const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
-    const probed = await probe?.(rx.pid, tx.map((d) => d.pid))
+    const probed = await probe?.(rx.pid, tx.map((d) => d.pid), async () => await rx.inboxLast(RX) - base)
     const t0 = nowMs()
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
     const t1 = await waitInbox(rx, RX, base + senders * perSender)

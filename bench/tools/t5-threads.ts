@@ -5,8 +5,8 @@
 // receiver holds), to tell a cost that falls as the processes warm up from
 // one that stays per packet.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t5-threads.js [senders] [per sender] [warm-up per sender] [slices]
-// defaults: T5's own (10, 3,000, 50), 6 slices. The warm-up runs with T2's window
-// (512 in flight) when it is longer than T5's own. T5_ROOT=DIR runs the daemons of another
+// defaults: T5's own (10, 3,000, T2's 2,000), 6 slices; a warm-up of 0 is T5 before session 10
+// (only the 50 first-contact sends per sender, before the hosts settle). T5_ROOT=DIR runs the daemons of another
 // build (a directory with its dist/, bin/, package.json and node_modules), as root-ab.ts does;
 // T5_KEEP=1 keeps the hosts' homes (their amesh.log, e.g. with AMESH_BENCH_NODE_ARGS=--trace-gc).
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -15,13 +15,27 @@ import { join } from 'node:path'
 import { toolContext } from '../lib/tool-context.js'
 import { PROJECT_ROOT } from '../lib/proc.js'
 import { fanIn, type FanInOptions } from '../amesh/t5-fanin.js'
-import { WINDOW } from '../amesh/t2-throughput.js'
 import { sumThreads, threadLine, threadReport, threads, type Threads } from '../lib/threads.js'
 import { nowMs } from '../lib/stats.js'
 
-interface Mark { at: number, delivered: number, senders: Threads, receiver: Threads }
+interface Mark { at: number, accepted: number, delivered: number, senders: Threads, receiver: Threads }
 
 const MAIN = ' (main)'
+/** how long the hosts' idle CPU is read before the burst, ms */
+const IDLE_MS = 3000
+
+/** CPU ms per second between two readings, all threads and the main threads. */
+function idleLine (a: Threads, b: Threads): string {
+  let all = 0
+  let main = 0
+  for (const [name, t] of b) {
+    const s = a.get(name) ?? { user: 0, sys: 0 }
+    const ms = t.user - s.user + t.sys - s.sys
+    all += ms
+    if (name.endsWith(MAIN)) main += ms
+  }
+  return `${(all * 1000 / IDLE_MS).toFixed(0)} ms/s (main ${(main * 1000 / IDLE_MS).toFixed(0)})`
+}
 
 /** µs per packet of the main thread and of every other thread between two readings. */
 function split (a: Threads, b: Threads, n: number): string {
@@ -44,7 +58,7 @@ function sliceReport (marks: Mark[]): string {
     const n = b.delivered - a.delivered
     if (n <= 0) continue
     const rate = n * 1000 / (b.at - a.at)
-    out += `slice ${a.delivered}-${b.delivered} ${rate.toFixed(0).padStart(6)} msg/s  senders ${split(a.senders, b.senders, n)} [${threadLine(a.senders, b.senders, n)}]  receiver ${split(a.receiver, b.receiver, n)}\n`
+    out += `slice ${a.delivered}-${b.delivered} ${rate.toFixed(0).padStart(6)} msg/s (accepted ${a.accepted}-${b.accepted} ${((b.accepted - a.accepted) * 1000 / (b.at - a.at)).toFixed(0)}/s) ${((b.at - a.at) / 1000).toFixed(1)} s  senders ${split(a.senders, b.senders, n)} [${threadLine(a.senders, b.senders, n)}]  receiver ${split(a.receiver, b.receiver, n)}\n`
   }
   return out
 }
@@ -53,7 +67,7 @@ function optionsOf (argv: string[]): { opts: FanInOptions, slices: number } {
   const num = (i: number): number | undefined => argv[i] === undefined ? undefined : Number(argv[i])
   const warm = num(2)
   return {
-    opts: { senders: num(0), perSender: num(1), warm, warmWindow: warm !== undefined && warm > 50 ? WINDOW : undefined },
+    opts: { senders: num(0), perSender: num(1), warm },
     slices: num(3) ?? 6
   }
 }
@@ -63,10 +77,15 @@ async function main (): Promise<void> {
   const { opts, slices } = optionsOf(process.argv.slice(2))
   try {
     const ctx = { ...toolContext(tmp), root: process.env.T5_ROOT ?? PROJECT_ROOT }
-    const figures = await fanIn(ctx, async (receiver, senders, delivered) => {
+    const figures = await fanIn(ctx, async (receiver, senders, progress) => {
       const read = async (n: number): Promise<Mark> => ({
-        at: nowMs(), delivered: n, senders: sumThreads(await Promise.all(senders.map(async (p) => await threads(p)))), receiver: await threads(receiver)
+        at: nowMs(), accepted: progress.accepted(), delivered: n, senders: sumThreads(await Promise.all(senders.map(async (p) => await threads(p)))), receiver: await threads(receiver)
       })
+      // what the hosts use while nothing is sent, just before the burst: the part of the burst's CPU that is time-bound, not per packet
+      const i0 = await read(0)
+      await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
+      const i1 = await read(0)
+      process.stdout.write(`idle ${IDLE_MS} ms before the burst: senders ${idleLine(i0.senders, i1.senders)}, receiver ${idleLine(i0.receiver, i1.receiver)}\n`)
       const first = await read(0)
       const marks: Mark[] = [first]
       let sampling = true
@@ -75,7 +94,7 @@ async function main (): Promise<void> {
         // a mark each time the receiver holds another slice's worth (the burst's size is known from the first call's answer below)
         while (sampling) {
           await new Promise((resolve) => setTimeout(resolve, 50))
-          const n = await delivered()
+          const n = await progress.delivered()
           const step = total / slices
           if (total > 0 && n >= marks.length * step && n < total) marks.push(await read(n))
         }

@@ -97,12 +97,13 @@ export async function fanIn (ctx: BenchContext, probe?: BurstProbe, opts: FanInO
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, warm, 512, WINDOW) }))
     const base = senders * (WARM + warm)
     await waitInbox(rx, RX, base)
-    const commits = await commitsOf(all)
-    const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
     let accepted = 0
     const delivered = async (): Promise<number> => await rx.inboxLast(RX) - base
     const hooks = probe === undefined ? {} : { onReply: () => { accepted++ } }
     const probed = await probe?.(rx.pid, tx.map((d) => d.pid), { accepted: () => accepted, delivered })
+    // counted from here (a probe's own waits stay outside)
+    const commits = await commitsOf(all)
+    const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
     const t0 = nowMs()
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW, hooks) }))
     const t1 = await waitInbox(rx, RX, base + senders * perSender)

@@ -63,6 +63,15 @@ function sliceReport (marks: Mark[]): string {
   return out
 }
 
+/** Each thread's user+system µs per item, in tid order. */
+function byTid (a: Threads, b: Threads, n: number): string {
+  const tid = (name: string): number => Number(name.split('#')[1] ?? 0)
+  return [...b].sort(([x], [y]) => tid(x) - tid(y)).map(([name, t]) => {
+    const s = a.get(name) ?? { user: 0, sys: 0 }
+    return `${name.endsWith(MAIN) ? 'main' : tid(name)} ${((t.user - s.user + t.sys - s.sys) * 1000 / n).toFixed(0)}`
+  }).join(', ')
+}
+
 function optionsOf (argv: string[]): { opts: FanInOptions, slices: number } {
   const num = (i: number): number | undefined => argv[i] === undefined ? undefined : Number(argv[i])
   const warm = num(2)
@@ -86,6 +95,7 @@ async function main (): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
       const i1 = await read(0)
       process.stdout.write(`idle ${IDLE_MS} ms before the burst: senders ${idleLine(i0.senders, i1.senders)}, receiver ${idleLine(i0.receiver, i1.receiver)}\n`)
+      const one0 = await threads(senders[0], true)
       const first = await read(0)
       const marks: Mark[] = [first]
       let sampling = true
@@ -108,6 +118,7 @@ async function main (): Promise<void> {
         process.stdout.write(threadReport('senders ', first.senders, last.senders, n))
         process.stdout.write(threadReport('receiver', first.receiver, last.receiver, n))
         process.stdout.write(sliceReport(marks))
+        process.stdout.write(`sender s0 by thread (tid order: main, V8's delayed-task loop, its workers (GC, compiler), libuv's pool, LevelDB's own), us per packet it sent: ${byTid(one0, await threads(senders[0], true), n / senders.length)}\n`)
       }
     }, opts)
     for (const f of figures) process.stdout.write(`${f.name} = ${f.value.toFixed(1)} ${f.unit}\n`)

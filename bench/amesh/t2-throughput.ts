@@ -14,6 +14,9 @@ export const WINDOW = 512
 /** sends per `send.batch` call in T2.batch (WINDOW / BATCH calls in flight) */
 export const BATCH = 256
 
+/** The warm-up burst before T2's counted one (T5 gives each of its senders as many). */
+export function t2Warm (ctx: BenchContext): number { return ctx.count(2000, 200) }
+
 /** How a burst's packets are handed to the sender's control socket. */
 export type SendFn = (a: Daemon, as: string, to: string, count: number, size: number) => Promise<string[]>
 const single: SendFn = async (a, as, to, count, size) => await sendMany(a.control, as, to, count, size, WINDOW)
@@ -53,9 +56,9 @@ async function t2run (ctx: BenchContext): Promise<Figure[]> {
   const count = ctx.count(30_000, 2000)
   const pair = await startPair(ctx, 't2')
   try {
-    await burst(pair.a, pair.b, ctx.count(2000, 200), 512) // warm-up
+    await burst(pair.a, pair.b, t2Warm(ctx), 512) // warm-up
     const r = await burst(pair.a, pair.b, count, 512)
-    await burst(pair.a, pair.b, ctx.count(2000, 200), 512, TX, RX, batched) // warm-up of send.batch
+    await burst(pair.a, pair.b, t2Warm(ctx), 512, TX, RX, batched) // warm-up of send.batch
     const rb = await burst(pair.a, pair.b, count, 512, TX, RX, batched)
     const note = `${count} x 512 B text, ${WINDOW} sends in flight, durability batch`
     const batchNote = `${count} x 512 B text, send.batch of ${BATCH}, ${WINDOW / BATCH} calls (${WINDOW} sends) in flight, durability batch`

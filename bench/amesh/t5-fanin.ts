@@ -6,10 +6,11 @@ import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import { RX } from './pair.js'
 import { waitQuiet } from '../lib/quiet.js'
-import { WINDOW } from './t2-throughput.js'
+import { WINDOW, t2Warm } from './t2-throughput.js'
 import { cpuFigures, startCpu, type CpuPerItem } from '../lib/cpu.js'
 import { FILL_FIRST_DELAY } from '../../src/discovery/table-filler.js'
 
+/** first-contact sends per sender (links up, cards checked), before the hosts are left to settle */
 const WARM = 50
 /** after the table fillers' first walk is due, how long it is given before the quiet check, ms */
 const FILL_SETTLE_MS = 3000
@@ -49,14 +50,28 @@ function commitNote (before: Commits[], after: Commits[], packets: number): stri
 
 /**
  * A tool's look at the burst (bench/tools/t5-threads.ts): called with the receiver's and
- * the senders' pids right before the burst; what it returns is called with the packet count after it.
+ * the senders' pids right before the burst, and readings of how far the burst got; what it returns is called with the packet count after it.
  */
-export type BurstProbe = (receiver: number, senders: number[]) => Promise<(packets: number) => Promise<void>>
+export type BurstProbe = (receiver: number, senders: number[], progress: BurstProgress) => Promise<(packets: number) => Promise<void>>
+
+/** How far the burst got: the sends answered (durable in the senders' outboxes), the packets the receiver holds. */
+export interface BurstProgress { accepted: () => number, delivered: () => Promise<number> }
+
+/** A tool's variant of T5 (the bench runs the defaults). */
+export interface FanInOptions {
+  /** sender hosts (default 10, --quick 3) */
+  senders?: number
+  /** packets each sender sends in the burst (default 3,000, --quick 500) */
+  perSender?: number
+  /** warm-up packets per sender right before the burst (default T2's warm-up, t2Warm) */
+  warm?: number
+}
 
 /** T5's fan-in, optionally with a probe around the burst. */
-export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Figure[]> {
-  const senders = ctx.count(10, 3)
-  const perSender = ctx.count(3000, 500)
+export async function fanIn (ctx: BenchContext, probe?: BurstProbe, opts: FanInOptions = {}): Promise<Figure[]> {
+  const senders = opts.senders ?? ctx.count(10, 3)
+  const perSender = opts.perSender ?? ctx.count(3000, 500)
+  const warm = opts.warm ?? t2Warm(ctx)
   const rx = await Daemon.start(ctx, 't5-rx')
   const all: Daemon[] = [rx]
   try {
@@ -67,21 +82,30 @@ export async function fanIn (ctx: BenchContext, probe?: BurstProbe): Promise<Fig
     await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX) }))
     for (let i = 0; i < senders; i++) await rx.grant(RX, `s${i}`)
     await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
-    // warm-up: each link up and each sender's card checked once
+    // first contact: each link up and each sender's card checked once
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
-    const base = senders * WARM
-    await waitInbox(rx, RX, base)
+    await waitInbox(rx, RX, senders * WARM)
     // the hosts just met (handshakes, identify, DHT routing, card publishing): measure the steady state.
     // Each host's routing-table filler makes its first DHT walk FILL_FIRST_DELAY after its start; on 11
     // hosts that walk landed in the burst (kad-dht and peer-store ~14 % of a sender's busy time in it)
     await sleepMs(started + FILL_FIRST_DELAY + FILL_SETTLE_MS - nowMs())
     const q = await waitQuiet(all.map((d) => d.pid), { maxCpu: 0.03 * all.length, timeoutMs: 60_000 })
     ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} ${Math.round(nowMs() - started)} ms after the senders started (quiet check ${Math.round(q.waitedMs)} ms) (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
+    // warm-up right before the burst, per sender what T2 gives its one sender (its packets are not counted):
+    // a daemon's first couple of thousand sends cost it ~1.7x the later ones (JIT tier-up, young-generation
+    // growth; docs/PERFORMANCE.md session 10), and with only 3,000 each the burst ran in that start-up
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, warm, 512, WINDOW) }))
+    const base = senders * (WARM + warm)
+    await waitInbox(rx, RX, base)
+    let accepted = 0
+    const delivered = async (): Promise<number> => await rx.inboxLast(RX) - base
+    const hooks = probe === undefined ? {} : { onReply: () => { accepted++ } }
+    const probed = await probe?.(rx.pid, tx.map((d) => d.pid), { accepted: () => accepted, delivered })
+    // counted from here (a probe's own waits stay outside)
     const commits = await commitsOf(all)
     const cpu = await startCpu([{ label: 'receiver', pid: rx.pid }, ...tx.map((d, i) => ({ label: `s${i}`, pid: d.pid }))])
-    const probed = await probe?.(rx.pid, tx.map((d) => d.pid))
     const t0 = nowMs()
-    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW) }))
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, perSender, 512, WINDOW, hooks) }))
     const t1 = await waitInbox(rx, RX, base + senders * perSender)
     const total = senders * perSender
     const used = sendersSummed(await cpu(total))

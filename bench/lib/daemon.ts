@@ -205,7 +205,10 @@ export function text (size: number, i = 0): string {
  * up to `window` calls in flight. Resolves when every send is durable in the
  * sender's outbox (or the local inbox). Returns the ids in order.
  */
-export async function sendMany (client: ControlClient, as: string, to: string, count: number, size: number, window = 512): Promise<string[]> {
+/** A tool's hook into sendMany: called on each reply (e.g. to count the burst's progress). */
+export interface SendHooks { onReply?: () => void }
+
+export async function sendMany (client: ControlClient, as: string, to: string, count: number, size: number, window = 512, hooks: SendHooks = {}): Promise<string[]> {
   const ids = new Array<string>(count)
   let next = 0
   const lane = async (): Promise<void> => {
@@ -213,6 +216,7 @@ export async function sendMany (client: ControlClient, as: string, to: string, c
       const i = next++
       const r = await client.call('send', { as, to, text: text(size, i) })
       ids[i] = r.id
+      hooks.onReply?.()
     }
   }
   await Promise.all(Array.from({ length: Math.min(window, count) }, lane))

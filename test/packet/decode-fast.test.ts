@@ -7,6 +7,7 @@ import { MAX_PACKET_BYTES, decodePacket, decodePacketViaDagCbor, encodePacket } 
 import { decodeCanonicalPacket } from '../../src/packet/decode-fast.js'
 import { SIGNALS, type Packet, type Payload, type Signal } from '../../src/packet/types.js'
 import { seeded } from '../../src/util/seeded.js'
+import { payloadFor } from '../utils/payloads.js'
 import { ulid } from '../../src/util/ulid.js'
 
 // ---- a seeded random source (failures reproduce) ---------------------------
@@ -42,14 +43,7 @@ const keys = Array.from({ length: 4 }, () => generateNodeKey().id)
 function randomPayload (signal: Signal, small: boolean): Payload {
   const t = (): string => chance(0.1) ? '' : !small && chance(0.05) ? 'x'.repeat(2000 + int(20_000)) : randomText(600)
   const options = (): string[] => Array.from({ length: 1 + int(chance(0.1) ? 100 : 5) }, () => randomText(!small && chance(0.05) ? 4096 : 40))
-  switch (signal) {
-    case 'SPAWN': return chance(0.5) ? { context: t(), text: t() } : { context: t() }
-    case 'RETURN': return { result: t() }
-    case 'HANDOFF': return { context: t(), decision: t() }
-    case 'ESCALATE': return chance(0.5) ? { options: options(), text: t() } : { options: options() }
-    case 'MESSAGE': return pick([{ text: t() }, { context: t() }, { text: t(), context: t() }])
-    default: return { context: t() }
-  }
+  return payloadFor(signal, { t, v: t, options, chance, pick })
 }
 
 const TS = [0, 1, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, Number.MAX_SAFE_INTEGER]

@@ -12,6 +12,7 @@ import { writePacket } from '../../src/packet/encode-fast.js'
 import { PACKET_KEYS } from '../../src/packet/fields.js'
 import { SIGNALS, type Packet, type Payload, type Signal } from '../../src/packet/types.js'
 import { seeded } from '../../src/util/seeded.js'
+import { payloadFor } from '../utils/payloads.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const rnd = seeded(0xe1c0de)
@@ -50,14 +51,7 @@ function randomPayload (signal: Signal): Payload {
   const t = (): string => chance(0.1) ? '' : chance(0.05) ? 'x'.repeat(2000 + int(5000)) : randomText(600)
   const v = (): Payload['context'] => (chance(0.7) ? t() : randomJson(0)) as Payload['context']
   const options = (): Payload['options'] => Array.from({ length: 1 + int(5) }, () => chance(0.7) ? randomText(40) : { id: nonEmpty(10), label: randomText(20), ...(chance(0.5) ? { description: randomText(20) } : {}) })
-  switch (signal) {
-    case 'SPAWN': return chance(0.5) ? { context: v(), text: t() } : { context: v() }
-    case 'RETURN': return { result: v() }
-    case 'HANDOFF': return { context: v(), decision: v() }
-    case 'ESCALATE': return chance(0.5) ? { options: options(), text: t() } : { options: options() }
-    case 'MESSAGE': return pick([{ text: t() }, { context: v() }, { text: t(), context: v() }])
-    default: return { context: v() }
-  }
+  return payloadFor(signal, { t, v: v, options, chance, pick })
 }
 
 const TS = [0, 1, 23, 24, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, Number.MAX_SAFE_INTEGER]

@@ -13,6 +13,7 @@ import { renderEntry, renderPacket, type PacketEntry, type RenderedPacket } from
 import { RenderDecoder } from '../../src/packet/render-fast.js'
 import { SIGNALS, type Packet, type Payload, type Signal } from '../../src/packet/types.js'
 import { seeded } from '../../src/util/seeded.js'
+import { payloadFor } from '../utils/payloads.js'
 import { ulid } from '../../src/util/ulid.js'
 
 const rnd = seeded(0x2e4d)
@@ -34,14 +35,7 @@ function payload (signal: Signal): Payload {
   const t = (): string => chance(0.1) ? '' : text(600)
   const v = (): Payload['context'] => (chance(0.3) ? json() : t()) as Payload['context']
   const options = (): Payload['options'] => Array.from({ length: 1 + int(4) }, () => chance(0.5) ? text(20) : { id: nonEmpty(8), label: text(10), ...(chance(0.5) ? { description: text(10) } : {}) })
-  switch (signal) {
-    case 'SPAWN': return chance(0.5) ? { context: v(), text: t() } : { context: v() }
-    case 'RETURN': return { result: v() }
-    case 'HANDOFF': return { context: v(), decision: v() }
-    case 'ESCALATE': return chance(0.5) ? { options: options(), text: t() } : { options: options() }
-    case 'MESSAGE': return pick([{ text: t() }, { context: v() }, { text: t(), context: v() }])
-    default: return { context: v() }
-  }
+  return payloadFor(signal, { t, v: v, options, chance, pick })
 }
 
 /** A random valid packet of any shape: every optional field, proofs of 0..16 byte strings of many sizes. */

@@ -159,6 +159,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
     process.stdout.write(`  ${name.padEnd(18)} ${p(found, 50).padStart(7)} ${p(found, 90).padStart(7)}   ${(after ?? 'send call').padEnd(17)} ${p(steps, 50).padStart(6)} ${p(steps, 90).padStart(6)} ${p(cpu, 50).padStart(8)} ${mean.padStart(6)}  (${found.length})\n`)
   }
   tail(table)
+  tailTimes(table, starts)
   gcShare(table, starts, [['A', a], ['B', b]])
 }
 
@@ -187,6 +188,16 @@ function tail (table: Map<string, Found>): void {
     const all = total.map((_, i) => i)
     process.stdout.write(`    ${name.padEnd(18)} wall ${mean(slow, step).padStart(6)} (${mean(all, step).padStart(5)})  cpu ${mean(slow, cpu).padStart(6)} (${mean(all, cpu).padStart(5)})\n`)
   }
+}
+
+/** When the tail samples came: their sample index and ms since the first send call (bursts vs isolated; periodic work shows as a fixed spacing). */
+function tailTimes (table: Map<string, Found>, starts: bigint[]): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const at = total.map((x, i) => (x !== undefined && x >= cut ? `#${i}@${(Number(starts[i] - starts[0]) / 1e6).toFixed(0)}ms` : '')).filter((x) => x !== '')
+  process.stdout.write(`  tail at: ${at.join(' ')}\n`)
 }
 
 /** How much of the samples' time the daemons spent in GC: all samples, and the tail past p99. */

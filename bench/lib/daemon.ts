@@ -37,6 +37,9 @@ export interface NodeRow { name: string, id: string, host: string, local: boolea
 interface StatusNode { name: string, inbox: { last: number, cursor: number, unacked: number } | { error: string } }
 export interface Status { pid: number, peers: string[], nodes: StatusNode[], outbox: { queued: number, dead: number } }
 
+/** How long a live daemon may take to open its control socket (session 9: 30 hosts on 2 cores outran 60 s). */
+const START_WAIT_MS = 180_000
+
 const live = new Set<ChildProcess>()
 let hooked = false
 function hookExit (): void {
@@ -93,10 +96,12 @@ export class Daemon {
     await log.close()
     live.add(child)
     const d = new Daemon(label, home, child, undefined)
+    // a daemon that exits fails the wait at once; one that is alive but slow (30 hosts starting
+    // on 2 cores, T7/T8.30) is waited for, up to START_WAIT_MS
     d.client = await waitFor(async () => {
       if (d.exited) throw new Error(`${label}: amesh up exited during start (see ${home}/amesh.log)`)
       try { return await ControlClient.connect(d.socket) } catch { return undefined }
-    }, 60_000, 25)
+    }, START_WAIT_MS, 25)
     const id = await d.control.call('id')
     d.peerId = id.peerId
     d.addrs = id.addrs

@@ -5,6 +5,7 @@
 // taken, and the medians (p50, p90) of each stage's offset from the send
 // call and of the step from the stage before are printed in path order.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t1-trace.js [SAMPLES [ROOT...]]
+// T1_KEEP=1 keeps the hosts' homes and prints where, with the first send's wall-clock time.
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -102,6 +103,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
   const starts: bigint[] = []
   const accepts: bigint[] = []
   const events: bigint[] = []
+  let firstWall = 0
   try {
     await sendMany(pair.a.control, TX, RX, 20, 512, 1)
     const arrived = new Map<string, bigint>()
@@ -113,6 +115,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
     try {
       for (let i = 0; i < n; i++) {
         const t0 = now()
+        if (i === 0) firstWall = Date.now()
         const r = await pair.a.control.call('send', { as: TX, to: RX, text: text(512, i) })
         const ta = now()
         const te = arrived.get(r.id) ?? await new Promise<bigint>((resolve) => { waiter = { id: r.id, resolve } })
@@ -129,7 +132,9 @@ async function once (n: number, root: string | undefined): Promise<void> {
   }
   const a = await readMarks(`${prefix}.${pair.a.pid}`)
   const b = await readMarks(`${prefix}.${pair.b.pid}`)
-  await rm(tmp, { recursive: true, force: true })
+  // T1_KEEP=1 keeps the hosts' homes (their LevelDB LOG lines, on the wall clock, beside `tail at:`)
+  if (process.env.T1_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
+  else process.stdout.write(`  kept: ${tmp}, first send at ${new Date(firstWall).toISOString()}\n`)
   const client: Marks = { at: [], cpu: [], stage: [], gc: [] }
   for (let i = 0; i < starts.length; i++) {
     client.at.push(accepts[i], events[i])

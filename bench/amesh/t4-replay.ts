@@ -44,6 +44,16 @@ const SETTLE_MAX_MS = 30_000
  * written, receipts settling, all on the daemon's threads), so the replay's
  * CPU per entry is the replay's own. Returns how long it took (ms).
  */
+/** T4's fill: `count` local 512 B sends src -> dst (dst granted src), WINDOW in flight; returns how long the sends took (ms). */
+export async function fillInbox (d: Daemon, count: number): Promise<number> {
+  await d.ensureNode('src')
+  await d.ensureNode('dst')
+  await d.grant('dst', 'src')
+  const tf = nowMs()
+  await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
+  return nowMs() - tf
+}
+
 export async function settle (d: Daemon): Promise<number> {
   const t0 = nowMs()
   let last = await d.cpuMs()
@@ -121,12 +131,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
   const count = ctx.count(100_000, 5000)
   const d = await Daemon.start(ctx, 't4')
   try {
-    await d.ensureNode('src')
-    await d.ensureNode('dst')
-    await d.grant('dst', 'src')
-    const tf = nowMs()
-    await sendMany(d.control, 'src', 'dst', count, 512, WINDOW)
-    const fillMs = nowMs() - tf
+    const fillMs = await fillInbox(d, count)
     const held = await d.rss()
     const settled = await settle(d)
     const follow = await cpuPerEntry(d, count, async () => await followAll(d, 'dst', count, 'binary'))

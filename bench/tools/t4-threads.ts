@@ -15,13 +15,12 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Daemon, sendMany } from '../lib/daemon.js'
+import { Daemon } from '../lib/daemon.js'
 import { nowMs } from '../lib/stats.js'
 import { toolContext } from '../lib/tool-context.js'
 import { threadLine, threads } from '../lib/threads.js'
-import { followAll, readAllFramed, settle } from '../amesh/t4-replay.js'
+import { fillInbox, followAll, readAllFramed, settle } from '../amesh/t4-replay.js'
 import { PROJECT_ROOT } from '../lib/proc.js'
-import { WINDOW } from '../amesh/t2-throughput.js'
 
 /** The LevelDB LOG files under a daemon's home. */
 async function logFiles (dir: string): Promise<string[]> {
@@ -77,12 +76,7 @@ async function main (): Promise<void> {
       const born = nowMs()
       const d = await Daemon.start({ ...toolContext(dir), root }, `t${r}`)
       try {
-        await d.ensureNode('src')
-        await d.ensureNode('dst')
-        await d.grant('dst', 'src')
-        const tf = nowMs()
-        await sendMany(d.control, 'src', 'dst', n, 512, WINDOW)
-        const fill = nowMs() - tf
+        const fill = await fillInbox(d, n)
         const settled = await settle(d)
         let out = `run ${r} (${root}): fill ${Math.round(fill)} ms, settle ${Math.round(settled)} ms, load ${(await readFile('/proc/loadavg', 'utf8')).split(' ')[0]}\n`
         for (const s of steps) out += await step(d, n, s, born)

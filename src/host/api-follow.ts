@@ -124,7 +124,9 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
  * bound (names of many distinct nodes), go the reference way (readFrameOf).
  */
 export async function readFrame (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
-  const builder = new FollowFrameBuilder((id) => host.label(id), alloc, limit, READ_FRAME_BYTES)
+  // the frame's first buffer is sized for the entries there can be (a read near the end is small), not for the limit
+  const { last } = await host.inbox.info(nodeId)
+  const builder = new FollowFrameBuilder((id) => host.label(id), alloc, Math.max(1, Math.min(limit, last - after)), READ_FRAME_BYTES)
   const whole = await host.inbox.eachStored(nodeId, after, limit, READ_FRAME_BYTES, (seq, value) => builder.add(seq, value))
   mark('read.stored')
   const frame = whole ? builder.finish() : undefined

@@ -95,6 +95,16 @@ describe('store - InboxStore.readStored (stored values) against read', () => {
     assert.equal(total, 3000)
   })
 
+  it('inbox.read\'s frame near the end of the inbox is sized for the entries left, not for the limit', async () => {
+    await fill(1000)
+    const sizes: number[] = []
+    const alloc = (size: number): Buffer => { sizes.push(size); return Buffer.allocUnsafe(size) }
+    const host = { inbox, label }
+    assert.deepEqual(Buffer.from(await readFrame(host, B, 997, 10_000, alloc)), Buffer.from(await readFrameOf(host, B, 997, 10_000)))
+    assert.ok(Math.max(...sizes) < 16 * 1024, `3 entries: buffers of ${sizes.join(', ')} bytes`)
+    assert.deepEqual(Buffer.from(await readFrame(host, B, 1000, 10_000, alloc)), Buffer.from(await readFrameOf(host, B, 1000, 10_000)), 'past the end: the empty frame')
+  })
+
   it('gaps, pruned heads, other nodes\' keys and old-format values read the same (old ones leave the page not plain)', async () => {
     await fill(40)
     await inbox.append([{ nodeId: A, packetId: ulid(), packet: packet(1) }])

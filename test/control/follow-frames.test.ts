@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert'
 import * as cbor from '@ipld/dag-cbor'
 import { ReplyReader } from '../../src/control/client.js'
+import { DIRECT_BYTES } from '../../src/control/line-frame-splitter.js'
 import { decodeFollowPage, eachFollowEntry, encodeFollowPage, encodeFollowValues, FollowFrameBuilder, followPageLast, FRAME_HEAD, partiesOf, renderFollowPage, VALUE_HEADER } from '../../src/control/follow-frames.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { encodePacket } from '../../src/packet/codec.js'
@@ -169,5 +170,43 @@ describe('control - binary follow frames', () => {
     assert.equal(whole.length, 6)
     assert.equal(whole[0], '{"id":1,"result":"é"}')
     for (const sizes of [() => 1, () => 7, (i: number) => (i * 7919) % 65_536, () => 65_536]) assert.deepEqual(run(sizes), whole)
+  })
+
+  it('a large frame received in place (the socket reading into readInto\'s buffer) gives what pushed chunks give, for any read sizes', () => {
+    const frame = (id: number, body: Uint8Array): Buffer => {
+      const b = Buffer.alloc(FRAME_HEAD + body.length)
+      b.writeUInt32BE(id, 1); b.writeUInt32BE(body.length, 5); b.set(body, FRAME_HEAD)
+      return b
+    }
+    const big = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) & 0xff))
+    const stream = Buffer.concat([Buffer.from('{"id":1,"result":"é"}\n'), frame(2, big), frame(2, Buffer.from([9])), frame(5, big.subarray(0, DIRECT_BYTES - FRAME_HEAD)), Buffer.from('{"id":2,"end":true}\n'), frame(3, big.subarray(1)), Buffer.from('{"id":4,"result":"ü ok"}\n')])
+    const seen = (out: string[]) => (id: number, body: Uint8Array): void => { out.push(`frame ${id} ${body.length} ${Buffer.from(body).toString('hex')}`) }
+    const run = (sizes: (i: number) => number, inPlace: boolean | ((i: number) => boolean)): string[] => {
+      const out: string[] = []
+      const r = new ReplyReader((line) => out.push(line), seen(out))
+      for (let at = 0, i = 0; at < stream.length; i++) {
+        const n = Math.max(1, sizes(i))
+        const into = (typeof inPlace === 'function' ? inPlace(i) : inPlace) ? r.readInto() : undefined
+        if (into !== undefined) {
+          const k = Math.min(n, into.length, stream.length - at)
+          stream.copy(into, 0, at, at + k)
+          r.filled(k)
+          at += k
+        } else {
+          r.push(Buffer.from(stream.subarray(at, at + n)))
+          at += n
+        }
+      }
+      return out
+    }
+    const whole = run(() => stream.length, false)
+    assert.equal(whole.length, 7)
+    assert.equal(whole[1], `frame 2 ${big.length} ${big.toString('hex')}`)
+    for (const inPlace of [false, true]) {
+      for (const sizes of [() => 1000, (i: number) => 1 + (i * 7919) % 65_536, () => 65_536, () => 300_000]) assert.deepEqual(run(sizes, inPlace), whole, `in place ${String(inPlace)}`)
+    }
+    // a reader that was given the frame's buffer and is then pushed chunks still gives the same
+    const mixed = run((i) => 1 + (i * 104_729) % 200_000, (i) => i % 3 !== 1)
+    assert.deepEqual(mixed, whole)
   })
 })

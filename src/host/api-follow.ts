@@ -6,7 +6,8 @@
 // beside it and equal byte for byte: test/store/inbox-stored.test.ts);
 // inbox.read's frame copies each value in as the store hands it over
 // (eachStored + FollowFrameBuilder, readFrame; its reference readFrameOf).
-import { encodeFollowPage, encodeFollowValues, FollowFrameBuilder, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
+import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
+import { FollowFrameBuilder } from '../control/follow-frame-builder.js'
 import { EncodedArray, FramedAnswer, PagedArray, type Handler, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'

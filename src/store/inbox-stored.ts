@@ -6,6 +6,7 @@
 import type { RawDb } from './db.js'
 import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
 import { Bucket } from './schema.js'
+import type { InboxTails } from './inbox-tails.js'
 
 /**
  * bytes the native iterator reads ahead per nextv call (classic-level's
@@ -84,4 +85,15 @@ export async function eachStoredValue (db: RawDb, nodeId: string, after: number,
     await it.close()
   }
   return true
+}
+
+/**
+ * InboxStore.eachStored: readStored's entries handed to `each` one at a time,
+ * from the in-memory tail when it holds them (as readStored takes them), else
+ * as eachStoredValue reads them.
+ */
+export async function eachStored (db: RawDb, tails: InboxTails, nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
+  const cached = tails.read(nodeId, after, limit)
+  if (cached === undefined) return await eachStoredValue(db, nodeId, after, limit, maxBytes, each)
+  return cached.every((e) => each(e.seq, encodeInboxValue(e.received, e.packet)))
 }

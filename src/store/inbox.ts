@@ -5,9 +5,9 @@ import { Bucket } from './schema.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { InboxTails } from './inbox-tails.js'
-import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, encodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
+import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
-import { eachStoredValue, readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
+import { eachStored, readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
 
 export type { StoredPage } from './inbox-stored.js'
 export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
@@ -283,17 +283,9 @@ export class InboxStore extends EventEmitter {
     return cached !== undefined ? storedPageOf(cached) : await readStoredPage(this.db, nodeId, after, limit, maxBytes)
   }
 
-  /**
-   * readStored's entries handed to `each` one at a time as they are read
-   * (inbox-stored.ts, eachStoredValue; from the in-memory tail as readStored
-   * takes them); stops when `each` returns false, and returns whether every
-   * entry was taken.
-   */
+  /** readStored's entries handed to `each` one at a time as read (inbox-stored.ts); stops when it returns false; whether all were taken. */
   async eachStored (nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
-    const cached = this.tails.read(nodeId, after, limit)
-    if (cached === undefined) return await eachStoredValue(this.db, nodeId, after, limit, maxBytes, each)
-    for (const e of cached) if (!each(e.seq, encodeInboxValue(e.received, e.packet))) return false
-    return true
+    return await eachStored(this.db, this.tails, nodeId, after, limit, maxBytes, each)
   }
 
   /** Where a stored message id is (durable entries only, within the dedup window). */

@@ -1,4 +1,4 @@
-import { connect, type Socket } from 'node:net'
+import { connect, type OnReadOpts, type Socket } from 'node:net'
 import { AmeshError, DaemonNotRunningError, MalformedFrameError } from '../util/errors.js'
 import { FRAME_HEAD, MAX_FRAME_BYTES } from './frame-head.js'
 import { LineFrameSplitter } from './line-frame-splitter.js'
@@ -32,6 +32,26 @@ export class ReplyReader extends LineFrameSplitter {
   }
 }
 
+/** bytes of a new chunk the socket reads into when no large frame is being received (Node's own read size) */
+const READ_CHUNK = 64 * 1024
+
+/**
+ * The socket's reads for a reply reader: into the rest of the large frame
+ * being received when there is one (its bytes land in place, LineFrameSplitter
+ * readInto), else into a new chunk that is pushed as a 'data' chunk would be.
+ */
+function readInto (reader: ReplyReader): OnReadOpts {
+  let into: Buffer | undefined
+  return {
+    buffer: () => (into = reader.readInto()) ?? Buffer.allocUnsafe(READ_CHUNK),
+    callback: (n: number, buf: Uint8Array): boolean => {
+      if (buf === into) reader.filled(n)
+      else reader.push(Buffer.from(buf.buffer, buf.byteOffset, n))
+      return true
+    }
+  }
+}
+
 /** An error returned by the daemon, carrying its stable code. */
 export class RemoteError extends AmeshError {
   constructor (code: string, message: string) {
@@ -58,21 +78,23 @@ export class ControlClient {
   private binarySends = false
 
   private constructor (private readonly socket: Socket) {
-    const reader = new ReplyReader((line) => this.onLine(line), (id, body) => this.pending.get(id)?.onFrame?.(body))
-    socket.on('data', (chunk: Buffer) => reader.push(chunk))
     socket.on('close', () => this.onClose())
     socket.on('error', () => {})
   }
 
   static async connect (path: string): Promise<ControlClient> {
-    const socket = connect(path)
+    let client: ControlClient | undefined
+    // replies are read only once the client exists: none come before its first request
+    const reader = new ReplyReader((line) => client?.onLine(line), (id, body) => client?.pending.get(id)?.onFrame?.(body))
+    const socket = connect({ path, onread: readInto(reader) })
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', () => resolve())
       socket.once('error', (err: NodeJS.ErrnoException) => {
         reject(new DaemonNotRunningError(`no amesh daemon answers on ${path} (${err.code ?? err.message})`, { cause: err }))
       })
     })
-    return new ControlClient(socket)
+    client = new ControlClient(socket)
+    return client
   }
 
   private onLine (line: string): void {

@@ -131,7 +131,7 @@ export function encodeFollowPage (entries: readonly PacketEntry[], label: (id: s
  * order of first appearance, ids the host has no name for left out), with
  * the ids compared as bytes: each distinct id is decoded and labelled once.
  */
-class PageNames {
+export class PageNames {
   private readonly ids: Uint8Array[] = []
   readonly names = new Map<string, Uint8Array>()
   private readonly c = new CborCursor()

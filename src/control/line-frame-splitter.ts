@@ -5,13 +5,23 @@
 // chunks are held until the line (its newline arrived) or frame they hold is
 // complete, then joined once: a line or frame of megabytes costs linear time.
 // What is too long, and the error it gets, is the reader's (bound, tooLong).
+// A frame of at least DIRECT_BYTES gets its own buffer as soon as its head is
+// read; its bytes are copied in as they come (push) or read into it by the
+// socket itself (readInto / filled: the control client's `onread`), so a
+// reply frame of megabytes is neither held as chunks nor joined.
 import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
+
+/** frames (head included) at least this long are received straight into their own buffer */
+export const DIRECT_BYTES = 256 * 1024
 
 export abstract class LineFrameSplitter {
   protected parts: Buffer[] = []
   protected held = 0
   /** bytes the held frame needs before it can be read (0: a line, waiting for its newline) */
   protected need = 0
+  /** a large frame (head included) being received in place, and how many of its bytes are in */
+  private direct: Buffer | undefined
+  private got = 0
 
   constructor (
     private readonly onLine: (line: string) => void,
@@ -28,7 +38,35 @@ export abstract class LineFrameSplitter {
   /** what was held is joined and read */
   protected released (): void {}
 
+  /**
+   * Where the next bytes read may go: the rest of a large frame being
+   * received (then report them with filled), or undefined (read anywhere
+   * and push the chunk).
+   */
+  readInto (): Buffer | undefined {
+    return this.direct?.subarray(this.got)
+  }
+
+  /** `n` bytes were read into the buffer readInto gave. */
+  filled (n: number): void {
+    const frame = this.direct
+    if (frame === undefined) return
+    this.got += n
+    if (this.got < frame.length) return
+    this.direct = undefined
+    this.got = 0
+    this.read(frame)
+  }
+
   push (chunk: Buffer): void {
+    const frame = this.direct
+    if (frame !== undefined) {
+      const n = Math.min(chunk.length, frame.length - this.got)
+      chunk.copy(frame, this.got, 0, n)
+      this.filled(n)
+      if (n < chunk.length) this.push(chunk.subarray(n))
+      return
+    }
     this.parts.push(chunk)
     this.held += chunk.length
     if (this.held < this.need) return
@@ -49,7 +87,20 @@ export abstract class LineFrameSplitter {
       this.held = rest.length
       this.need = rest[0] !== FRAME_MARK ? 0 : rest.length < FRAME_HEAD ? FRAME_HEAD : FRAME_HEAD + rest.readUInt32BE(5)
       this.bound()
+      if (this.need >= DIRECT_BYTES && this.need <= this.max + FRAME_HEAD) this.receiveDirect(rest)
     }
+  }
+
+  /** The held start of a large frame moves into the frame's own buffer; the rest is received there. */
+  private receiveDirect (start: Buffer): void {
+    const frame = Buffer.allocUnsafe(this.need)
+    start.copy(frame, 0)
+    this.parts = []
+    this.held = 0
+    this.need = 0
+    this.released()
+    this.direct = frame
+    this.got = start.length
   }
 
   /** Read whole lines and frames from the start of buf; returns where the first incomplete one starts. */

@@ -3,8 +3,11 @@
 // client that asked for binary framing gets each page as one frame of the
 // stored bytes, built straight from the store's values (readStored +
 // encodeFollowValues; the reference, encodeFollowPage of read's entries, is
-// beside it and equal byte for byte: test/store/inbox-stored.test.ts).
+// beside it and equal byte for byte: test/store/inbox-stored.test.ts);
+// inbox.read's frame copies each value in as the store hands it over
+// (eachStored + FollowFrameBuilder, readFrame; its reference readFrameOf).
 import { encodeFollowPage, encodeFollowValues, FRAME_HEAD, MAX_FRAME_BYTES, VALUE_HEADER } from '../control/follow-frames.js'
+import { FollowFrameBuilder } from '../control/follow-frame-builder.js'
 import { EncodedArray, FramedAnswer, PagedArray, type Handler, type StreamSink } from '../control/server.js'
 import type { RenderedPacket } from '../control/wire.js'
 import { renderEntry } from '../packet/render.js'
@@ -116,13 +119,30 @@ export async function * readPages (host: Host, nodeId: string, after: number, li
 
 /**
  * The entries of one `inbox.read` with binary framing: one follow page
- * (follow-frames.ts) of at most READ_FRAME_BYTES of stored values, halved
- * until its frame fits a client's bound (names of many distinct nodes).
+ * (follow-frames.ts) of at most READ_FRAME_BYTES of stored values, each value
+ * copied into the frame as the store hands it over (FollowFrameBuilder: no
+ * page of values held). Values of the old format, or a frame past a client's
+ * bound (names of many distinct nodes), go the reference way (readFrameOf).
  */
 export async function readFrame (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
+  // the frame's first buffer is sized for the entries there can be (a read near the end is small), not for the limit
+  const { last } = await host.inbox.info(nodeId)
+  const builder = new FollowFrameBuilder((id) => host.label(id), alloc, Math.max(1, Math.min(limit, last - after)), READ_FRAME_BYTES)
+  const whole = await host.inbox.eachStored(nodeId, after, limit, READ_FRAME_BYTES, (seq, value) => builder.add(seq, value))
+  mark('read.stored')
+  const frame = whole ? builder.finish() : undefined
+  if (frame !== undefined && frame.byteLength - FRAME_HEAD <= MAX_FRAME_BYTES) return frame
+  return await readFrameOf(host, nodeId, after, limit, alloc)
+}
+
+/**
+ * readFrame's reference: the page read whole (readStored), then its frame
+ * (encodeFollowValues, or encodeFollowPage of its entries), halved until it
+ * fits a client's bound.
+ */
+export async function readFrameOf (host: Host, nodeId: string, after: number, limit: number, alloc?: (size: number) => Buffer): Promise<Uint8Array> {
   const label = (id: string): string => host.label(id)
   const page = await host.inbox.readStored(nodeId, after, limit, READ_FRAME_BYTES)
-  mark('read.stored')
   for (let n = page.seqs.length; ; n = Math.ceil(n / 2)) {
     const seqs = page.seqs.slice(0, n)
     const values = page.values.slice(0, n)

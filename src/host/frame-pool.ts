@@ -28,6 +28,8 @@ export interface FramePoolOptions {
 
 export class FramePool {
   private readonly free: Buffer[] = []
+  /** the buffers this pool made: only they come back (a frame may be a view into one at any offset) */
+  private readonly own = new WeakSet<ArrayBufferLike>()
   private timer: NodeJS.Timeout | undefined
 
   constructor (private readonly opts: FramePoolOptions = { max: 3, releaseAfterMs: 0 }) {}
@@ -36,18 +38,23 @@ export class FramePool {
   readonly take = (size: number): Buffer => {
     if (size < REUSE_MIN_BYTES) return Buffer.allocUnsafe(size)
     const i = this.free.findIndex((b) => b.byteLength >= size)
-    const whole = i >= 0 ? this.free.splice(i, 1)[0] : Buffer.allocUnsafe(Math.max(POOLED_BYTES, size + (size >>> 2)))
+    const whole = i >= 0 ? this.free.splice(i, 1)[0] : this.made(Buffer.allocUnsafe(Math.max(POOLED_BYTES, size + (size >>> 2))))
     return whole.subarray(0, size)
   }
 
   /** `frame` (from take) may be reused once `written` resolved (never if it rejects, or if it is small). */
   giveAfter (frame: Uint8Array, written: Promise<void>): void {
-    // only the pool's own buffers: large enough, starting at 0 of their own ArrayBuffer
-    if (frame.byteLength < REUSE_MIN_BYTES || frame.byteOffset !== 0) return
+    // only the pool's own buffers, for frames large enough
+    if (frame.byteLength < REUSE_MIN_BYTES || !this.own.has(frame.buffer)) return
     written.then(() => {
       if (this.free.length < this.opts.max) this.free.push(Buffer.from(frame.buffer, 0, frame.buffer.byteLength))
       this.releaseLater()
     }, () => {})
+  }
+
+  private made (b: Buffer): Buffer {
+    this.own.add(b.buffer)
+    return b
   }
 
   /** Let the buffers go (a follower caught up: live pages are small). */

@@ -6,6 +6,7 @@
 import type { RawDb } from './db.js'
 import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
 import { Bucket } from './schema.js'
+import type { InboxTails } from './inbox-tails.js'
 
 /**
  * bytes the native iterator reads ahead per nextv call (classic-level's
@@ -49,21 +50,50 @@ export function storedPageOf (entries: readonly InboxEntry[]): StoredPage {
  */
 export async function readStoredPage (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number): Promise<StoredPage> {
   const page: StoredPage = { seqs: [], values: [], bytes: 0, plain: true }
+  await eachStoredValue(db, nodeId, after, limit, maxBytes, (seq, value) => {
+    page.seqs.push(seq)
+    page.values.push(value)
+    page.bytes += value.byteLength
+    if (value[0] !== ENTRY_FORMAT) page.plain = false
+    return true
+  })
+  return page
+}
+
+/**
+ * readStoredPage's entries handed to `each` one at a time, in seq order, as
+ * the native iterator returns them (nothing kept here: a consumer that copies
+ * each value lets it die young instead of holding the whole page). Stops when
+ * `each` returns false; returns whether every entry was taken.
+ */
+export async function eachStoredValue (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
   const it = db.iterator({ gt: seqKey(nodeId, after), lt: `${Bucket.inbox}${nodeId}!\xff`, limit, highWaterMarkBytes: Math.max(1, Math.min(NEXTV_BYTES, maxBytes)) })
+  let count = 0
+  let bytes = 0
   try {
-    while (page.seqs.length < limit && page.bytes < maxBytes) {
-      const chunk = await it.nextv(limit - page.seqs.length)
+    while (count < limit && bytes < maxBytes) {
+      const chunk = await it.nextv(limit - count)
       if (chunk.length === 0) break
       for (const [key, value] of chunk) {
-        page.seqs.push(seqFromKey(key))
-        page.values.push(value)
-        page.bytes += value.byteLength
-        if (value[0] !== ENTRY_FORMAT) page.plain = false
-        if (page.bytes >= maxBytes) break
+        count++
+        bytes += value.byteLength
+        if (!each(seqFromKey(key), value)) return false
+        if (bytes >= maxBytes) break
       }
     }
   } finally {
     await it.close()
   }
-  return page
+  return true
+}
+
+/**
+ * InboxStore.eachStored: readStored's entries handed to `each` one at a time,
+ * from the in-memory tail when it holds them (as readStored takes them), else
+ * as eachStoredValue reads them.
+ */
+export async function eachStored (db: RawDb, tails: InboxTails, nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
+  const cached = tails.read(nodeId, after, limit)
+  if (cached === undefined) return await eachStoredValue(db, nodeId, after, limit, maxBytes, each)
+  return cached.every((e) => each(e.seq, encodeInboxValue(e.received, e.packet)))
 }

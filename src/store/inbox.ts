@@ -7,7 +7,7 @@ import { FifoMap } from '../util/fifo-map.js'
 import { InboxTails } from './inbox-tails.js'
 import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
-import { readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
+import { eachStored, readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
 
 export type { StoredPage } from './inbox-stored.js'
 export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
@@ -281,6 +281,11 @@ export class InboxStore extends EventEmitter {
   async readStored (nodeId: string, after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredPage> {
     const cached = this.tails.read(nodeId, after, limit)
     return cached !== undefined ? storedPageOf(cached) : await readStoredPage(this.db, nodeId, after, limit, maxBytes)
+  }
+
+  /** readStored's entries handed to `each` one at a time as read (inbox-stored.ts); stops when it returns false; whether all were taken. */
+  async eachStored (nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
+    return await eachStored(this.db, this.tails, nodeId, after, limit, maxBytes, each)
   }
 
   /** Where a stored message id is (durable entries only, within the dedup window). */

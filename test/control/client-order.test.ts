@@ -73,14 +73,20 @@ describe('control - the client writes requests in call order, each in its caller
     await s.asked
     call('send')
     // requests made in the microtasks right after the answer is read (while the waiting ones are still being written)
-    const socket = (c as unknown as { socket: Socket }).socket
+    // (the client reads its socket through `onread`, not 'data' events: hooked where it reads a reply line)
+    const client = c as unknown as { onLine: (line: string) => void }
+    const onLine = client.onLine.bind(c)
     let made!: () => void
     const allMade = new Promise<void>((resolve) => { made = resolve })
-    socket.once('data', () => {
+    let first = true
+    client.onLine = (line: string): void => {
+      onLine(line)
+      if (!first) return
+      first = false
       let left = 8
       const again = (): void => { call('status'); if (--left > 0) queueMicrotask(again); else made() }
       queueMicrotask(again)
-    })
+    }
     s.answerFraming()
     await allMade
     assert.equal(replies.length, 11)

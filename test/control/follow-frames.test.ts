@@ -4,7 +4,10 @@
 import { strict as assert } from 'node:assert'
 import * as cbor from '@ipld/dag-cbor'
 import { ReplyReader } from '../../src/control/client.js'
+import { DIRECT_BYTES } from '../../src/control/line-frame-splitter.js'
+import { FollowFrameBuilder } from '../../src/control/follow-frame-builder.js'
 import { decodeFollowPage, eachFollowEntry, encodeFollowPage, encodeFollowValues, followPageLast, FRAME_HEAD, partiesOf, renderFollowPage, VALUE_HEADER } from '../../src/control/follow-frames.js'
+import { generateNodeKey } from '../../src/identity/node-key.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import { renderEntry, type PacketEntry } from '../../src/packet/render.js'
 import type { Packet } from '../../src/packet/types.js'
@@ -65,6 +68,41 @@ describe('control - binary follow frames', () => {
         assert.deepEqual(Buffer.from(encodeFollowValues(page.map((e) => e.seq), page.map(value), label)), Buffer.from(encodeFollowPage(page, label)))
       }
     }
+  })
+
+  it('a frame built one value at a time (inbox.read) equals encodeFollowValues of the same values, byte for byte: growing buffers, labels past the reserve, empty pages, values of another format refused', () => {
+    const value = (seq: number, packet: Uint8Array): Uint8Array => {
+      const v = Buffer.alloc(VALUE_HEADER + packet.byteLength)
+      v[0] = 1; v.writeDoubleBE(1_796_000_000_000.5 + seq, 1); v.set(packet, VALUE_HEADER)
+      return v
+    }
+    // 150 distinct senders: their labels (~9 KiB) do not fit the 4 KiB kept in front of the entries
+    const many = Array.from({ length: 150 }, () => generateNodeKey().id)
+    const pages: Array<{ what: string, values: Uint8Array[] }> = [
+      { what: 'alike', values: entries(300).map((e) => value(e.seq, e.packet)) },
+      // small first, then large: the first buffer (sized for the first value) grows
+      { what: 'growing', values: Array.from({ length: 60 }, (_, i) => value(i + 1, encodePacket(packet(i, { payload: { text: 'y'.repeat(i < 5 ? 1 : 3000 + i) } })))) },
+      { what: 'many labels', values: many.map((from, i) => value(i + 1, encodePacket(packet(i, { from })))) },
+      { what: 'one', values: [value(7, encodePacket(packet(7)))] },
+      { what: 'empty', values: [] }
+    ]
+    const labels = [(id: string): string => id === A ? 'alice-here' : id === B ? 'böb' : id.endsWith('a') ? id : `n-${id.slice(-3)}`, (id: string): string => id]
+    for (const label of labels) {
+      for (const { what, values } of pages) {
+        const seqs = values.map((v, k) => k + 1)
+        const ref = Buffer.from(encodeFollowValues(seqs, values, label))
+        for (const [entries, maxBytes] of [[1, Number.POSITIVE_INFINITY], [values.length, Number.POSITIVE_INFINITY], [10_000, 20_000], [10_000, 15 * 2 ** 20]]) {
+          const b = new FollowFrameBuilder(label, Buffer.allocUnsafe, entries, maxBytes)
+          for (let k = 0; k < values.length; k++) assert.equal(b.add(seqs[k], values[k]), true)
+          assert.deepEqual(Buffer.from(b.finish()), ref, `${what}, ${entries} entries expected, ${maxBytes} bytes`)
+        }
+      }
+    }
+    const b = new FollowFrameBuilder((id) => id)
+    const v = value(1, encodePacket(packet(1)))
+    assert.equal(b.add(1, v), true)
+    assert.equal(b.add(2, cbor.encode({ r: 1, p: encodePacket(packet(2)) })), false, 'the old format is left to the reference')
+    assert.deepEqual(Buffer.from(b.finish()), Buffer.from(encodeFollowValues([1], [v], (id) => id)), 'and nothing of it was added')
   })
 
   it('a page whose packets share their layout (the reader that skips a packet equal to the last one outside its data) names what each packet alone names, in the same order; valid packets as the reference does', () => {
@@ -133,5 +171,43 @@ describe('control - binary follow frames', () => {
     assert.equal(whole.length, 6)
     assert.equal(whole[0], '{"id":1,"result":"é"}')
     for (const sizes of [() => 1, () => 7, (i: number) => (i * 7919) % 65_536, () => 65_536]) assert.deepEqual(run(sizes), whole)
+  })
+
+  it('a large frame received in place (the socket reading into readInto\'s buffer) gives what pushed chunks give, for any read sizes', () => {
+    const frame = (id: number, body: Uint8Array): Buffer => {
+      const b = Buffer.alloc(FRAME_HEAD + body.length)
+      b.writeUInt32BE(id, 1); b.writeUInt32BE(body.length, 5); b.set(body, FRAME_HEAD)
+      return b
+    }
+    const big = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31) & 0xff))
+    const stream = Buffer.concat([Buffer.from('{"id":1,"result":"é"}\n'), frame(2, big), frame(2, Buffer.from([9])), frame(5, big.subarray(0, DIRECT_BYTES - FRAME_HEAD)), Buffer.from('{"id":2,"end":true}\n'), frame(3, big.subarray(1)), Buffer.from('{"id":4,"result":"ü ok"}\n')])
+    const seen = (out: string[]) => (id: number, body: Uint8Array): void => { out.push(`frame ${id} ${body.length} ${Buffer.from(body).toString('hex')}`) }
+    const run = (sizes: (i: number) => number, inPlace: boolean | ((i: number) => boolean)): string[] => {
+      const out: string[] = []
+      const r = new ReplyReader((line) => out.push(line), seen(out))
+      for (let at = 0, i = 0; at < stream.length; i++) {
+        const n = Math.max(1, sizes(i))
+        const into = (typeof inPlace === 'function' ? inPlace(i) : inPlace) ? r.readInto() : undefined
+        if (into !== undefined) {
+          const k = Math.min(n, into.length, stream.length - at)
+          stream.copy(into, 0, at, at + k)
+          r.filled(k)
+          at += k
+        } else {
+          r.push(Buffer.from(stream.subarray(at, at + n)))
+          at += n
+        }
+      }
+      return out
+    }
+    const whole = run(() => stream.length, false)
+    assert.equal(whole.length, 7)
+    assert.equal(whole[1], `frame 2 ${big.length} ${big.toString('hex')}`)
+    for (const inPlace of [false, true]) {
+      for (const sizes of [() => 1000, (i: number) => 1 + (i * 7919) % 65_536, () => 65_536, () => 300_000]) assert.deepEqual(run(sizes, inPlace), whole, `in place ${String(inPlace)}`)
+    }
+    // a reader that was given the frame's buffer and is then pushed chunks still gives the same
+    const mixed = run((i) => 1 + (i * 104_729) % 200_000, (i) => i % 3 !== 1)
+    assert.deepEqual(mixed, whole)
   })
 })

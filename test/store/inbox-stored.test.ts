@@ -12,6 +12,8 @@ import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.j
 import { InboxStore, seqKey } from '../../src/store/inbox.js'
 import { entriesOf } from '../../src/store/inbox-stored.js'
 import { encodeFollowPage, encodeFollowValues } from '../../src/control/follow-frames.js'
+import { readFrame, readFrameOf } from '../../src/host/api-follow.js'
+import { FramePool } from '../../src/host/frame-pool.js'
 import { encodePacket } from '../../src/packet/codec.js'
 import type { Packet } from '../../src/packet/types.js'
 import { ulid } from '../../src/util/ulid.js'
@@ -53,7 +55,22 @@ describe('store - InboxStore.readStored (stored values) against read', () => {
     assert.deepEqual(entriesOf(page), ref, what)
     assert.equal(page.bytes, page.values.reduce((s, v) => s + v.byteLength, 0))
     if (page.plain) assert.deepEqual(Buffer.from(encodeFollowValues(page.seqs, page.values, label)), Buffer.from(encodeFollowPage(ref, label)), what)
+    await sameFrame(after, limit)
     return ref.length
+  }
+
+  /** inbox.read's frame (each value copied in as it is read) is its reference's (the page read whole), byte for byte, also from a pool's buffers */
+  const sameFrame = async (after: number, limit: number): Promise<void> => {
+    const host = { inbox, label }
+    const ref = Buffer.from(await readFrameOf(host, B, after, limit))
+    assert.deepEqual(Buffer.from(await readFrame(host, B, after, limit)), ref, `readFrame after ${after}, limit ${limit}`)
+    const pool = new FramePool({ max: 1, releaseAfterMs: 0 })
+    for (let round = 0; round < 2; round++) {
+      const frame = await readFrame(host, B, after, limit, pool.take)
+      assert.deepEqual(Buffer.from(frame), ref, `readFrame from a pool after ${after}, limit ${limit}, round ${round}`)
+      pool.giveAfter(frame, Promise.resolve())
+      await new Promise((resolve) => setImmediate(resolve))
+    }
   }
 
   it('the same entries and frames for every cursor, limit and byte bound, and across a whole replay in pages', async () => {
@@ -76,6 +93,16 @@ describe('store - InboxStore.readStored (stored values) against read', () => {
       after += n
     }
     assert.equal(total, 3000)
+  })
+
+  it('inbox.read\'s frame near the end of the inbox is sized for the entries left, not for the limit', async () => {
+    await fill(1000)
+    const sizes: number[] = []
+    const alloc = (size: number): Buffer => { sizes.push(size); return Buffer.allocUnsafe(size) }
+    const host = { inbox, label }
+    assert.deepEqual(Buffer.from(await readFrame(host, B, 997, 10_000, alloc)), Buffer.from(await readFrameOf(host, B, 997, 10_000)))
+    assert.ok(Math.max(...sizes) < 16 * 1024, `3 entries: buffers of ${sizes.join(', ')} bytes`)
+    assert.deepEqual(Buffer.from(await readFrame(host, B, 1000, 10_000, alloc)), Buffer.from(await readFrameOf(host, B, 1000, 10_000)), 'past the end: the empty frame')
   })
 
   it('gaps, pruned heads, other nodes\' keys and old-format values read the same (old ones leave the page not plain)', async () => {

@@ -7,6 +7,8 @@
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t1-trace.js [SAMPLES [ROOT...]]
 // T1_KEEP=1 keeps the hosts' homes and prints where, with the first send's wall-clock time.
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
+// T1_PERF=1 also samples both daemons with `perf record` (bench/lib/perf-threads.ts) during the
+// samples and prints, per thread role, the CPU in the way in, the commit steps and the whole sample.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +16,7 @@ import { toolContext } from '../lib/tool-context.js'
 import { followInbox, sendMany, text } from '../lib/daemon.js'
 import { percentile } from '../lib/stats.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
+import { PERIOD_US, activityOf, readPerf, roleOf, startPerf, topSymbols, within, type PerfRun, type PerfSample } from '../lib/perf-threads.js'
 
 /** marks in time order, and the process's garbage collections (start, duration µs, kind) */
 interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number, string]> }
@@ -112,6 +115,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
       const at = now()
       if (waiter !== undefined && waiter.id === e.id) { waiter.resolve(at); waiter = undefined } else arrived.set(e.id, at)
     })
+    const perf: PerfRun | undefined = process.env.T1_PERF === undefined ? undefined : await startPerf([pair.a.pid, pair.b.pid], join(tmp, 'perf.data'))
     try {
       for (let i = 0; i < n; i++) {
         const t0 = now()
@@ -126,12 +130,14 @@ async function once (n: number, root: string | undefined): Promise<void> {
       }
     } finally {
       follow.close()
+      await perf?.stop()
     }
   } finally {
     await pair.stop()
   }
   const a = await readMarks(`${prefix}.${pair.a.pid}`)
   const b = await readMarks(`${prefix}.${pair.b.pid}`)
+  const perfSamples = process.env.T1_PERF === undefined ? undefined : await readPerf(join(tmp, 'perf.data'))
   // T1_KEEP=1 keeps the hosts' homes (their LevelDB LOG lines, on the wall clock, beside `tail at:`)
   if (process.env.T1_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
   else process.stdout.write(`  kept: ${tmp}, first send at ${new Date(firstWall).toISOString()}\n`)
@@ -165,7 +171,75 @@ async function once (n: number, root: string | undefined): Promise<void> {
   }
   tail(table)
   tailTimes(table, starts)
+  ackOverlap(table, starts)
   gcShare(table, starts, [['A', a], ['B', b]])
+  if (perfSamples !== undefined) perfShare(table, starts, perfSamples, [['A', pair.a.pid], ['B', pair.b.pid]])
+}
+
+/** Windows of a sample whose threads' CPU is split: [label, side, from stage (undefined: the send call), to stage]. */
+const WINDOWS: Array<[string, string, string | undefined, string]> = [
+  ['way in', 'A', undefined, 'A:ctl.in.send'],
+  ['commit', 'A', 'A:commit.start', 'A:commit.done'],
+  ['commit', 'B', 'B:commit.start', 'B:commit.done'],
+  ['sample', 'A', undefined, 'C:event'],
+  ['sample', 'B', undefined, 'C:event']
+]
+
+/**
+ * Per daemon and thread role (perf-threads.ts), the CPU µs (perf samples × PERIOD_US) in each
+ * window of WINDOWS: mean over the samples past p99 and over all, and what the tail's CPU ran.
+ */
+function perfShare (table: Map<string, Found>, starts: bigint[], samples: PerfSample[], sides: Array<[string, number]>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+  const slow = all.filter((i) => (total[i] as number) >= cut)
+  const roles = new Map<number, string>()
+  for (const [who, pid] of sides) {
+    const mine = samples.filter((s) => s.pid === pid)
+    const tids = [...new Set(mine.map((s) => s.tid))].sort((x, y) => x - y)
+    for (const tid of tids) roles.set(tid, roleOf(tid, pid, mine.filter((s) => s.tid === tid)))
+    const per = tids.map((tid) => { const t = mine.filter((s) => s.tid === tid); return `${tid} ${roles.get(tid) ?? '?'} ${(t.length * PERIOD_US / starts.length).toFixed(0)} µs/packet [${topSymbols(t, 3)}]` })
+    process.stdout.write(`  perf ${who} (pid ${pid}), threads over the samples:\n    ${per.join('\n    ')}\n`)
+    const acts = new Map<string, number>()
+    for (const x of mine) { const k = activityOf(x, roles.get(x.tid) ?? '?'); acts.set(k, (acts.get(k) ?? 0) + 1) }
+    process.stdout.write(`  perf ${who} by activity, µs per packet: ${[...acts].sort().map(([k, c]) => `${k} ${(c * PERIOD_US / starts.length).toFixed(0)}`).join(', ')}\n`)
+  }
+  const at = (i: number, stage: string | undefined): bigint | undefined => {
+    if (stage === undefined) return starts[i]
+    const us = table.get(stage)?.us[i]
+    return us === undefined ? undefined : starts[i] + BigInt(Math.round(us * 1000))
+  }
+  for (const [label, who, from, to] of WINDOWS) {
+    const pid = (sides.find(([w]) => w === who) as [string, number])[1]
+    const cpu = (idx: number[]): { byRole: Map<string, number>, tail: PerfSample[] } => {
+      const byRole = new Map<string, number>()
+      const tail: PerfSample[] = []
+      let n = 0
+      for (const i of idx) {
+        const t0 = at(i, from)
+        const t1 = at(i, to)
+        if (t0 === undefined || t1 === undefined) continue
+        n++
+        for (const s of within(samples, pid, t0, t1)) { const r = activityOf(s, roles.get(s.tid) ?? '?'); byRole.set(r, (byRole.get(r) ?? 0) + PERIOD_US); tail.push(s) }
+      }
+      for (const [r, us] of byRole) byRole.set(r, us / Math.max(1, n))
+      return { byRole, tail }
+    }
+    const s = cpu(slow)
+    const m = cpu(all)
+    const names = [...new Set([...s.byRole.keys(), ...m.byRole.keys()])].sort()
+    const parts = names.map((r) => `${r} ${(s.byRole.get(r) ?? 0).toFixed(0)} (${(m.byRole.get(r) ?? 0).toFixed(0)})`)
+    process.stdout.write(`  perf ${who} ${label} (${from ?? 'send call'} -> ${to}): cpu µs per sample past p99 (all): ${parts.join(', ')}\n`)
+    for (const r of names) {
+      const t = s.tail.filter((x) => activityOf(x, roles.get(x.tid) ?? '?') === r)
+      if (t.length > 0) process.stdout.write(`      ${r} in the tail: ${topSymbols(t, 5)}\n`)
+    }
+    const main = m.tail.filter((x) => x.tid === pid)
+    if (main.length > 0) process.stdout.write(`      main over all: ${topSymbols(main, 10)}\n`)
+  }
 }
 
 /**
@@ -193,6 +267,23 @@ function tail (table: Map<string, Found>): void {
     const all = total.map((_, i) => i)
     process.stdout.write(`    ${name.padEnd(18)} wall ${mean(slow, step).padStart(6)} (${mean(all, step).padStart(5)})  cpu ${mean(slow, cpu).padStart(6)} (${mean(all, cpu).padStart(5)})\n`)
   }
+}
+
+/**
+ * Whether the sender is still busy with the previous packet's ack when a send call comes: how
+ * often the ack of sample i-1 reached A's link after sample i's send call, and its offset from it.
+ */
+function ackOverlap (table: Map<string, Found>, starts: bigint[]): void {
+  const ack = (table.get('A:link.ack') as Found).us
+  const offs: number[] = []
+  for (let i = 1; i < starts.length; i++) {
+    const us = ack[i - 1]
+    if (us === undefined) continue
+    offs.push(Number(starts[i - 1] - starts[i]) / 1000 + us)
+  }
+  if (offs.length === 0) return
+  const after = offs.filter((x) => x >= 0)
+  process.stdout.write(`  previous ack at A's link, from this send call: p10 ${percentile(offs, 10).toFixed(0)} p50 ${percentile(offs, 50).toFixed(0)} p90 ${percentile(offs, 90).toFixed(0)} µs; after the call in ${after.length} of ${offs.length}\n`)
 }
 
 /** When the tail samples came: their sample index and ms since the first send call (bursts vs isolated; periodic work shows as a fixed spacing). */

@@ -9,13 +9,17 @@
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
 // T1_PERF=1 also samples both daemons with `perf record` (bench/lib/perf-threads.ts) during the
 // samples and prints, per thread role, the CPU in the way in, the commit steps and the whole sample.
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+// T1_SCHED=1 records the scheduler instead (bench/lib/sched-wait.ts, `perf record -a`): how long the
+// daemons' main and pool threads and this client waited for a CPU in each sample, and who ran meanwhile.
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { toolContext } from '../lib/tool-context.js'
 import { followInbox, sendMany, text } from '../lib/daemon.js'
 import { percentile } from '../lib/stats.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
+import { readSched, startSched, threadRoles, whoRan, type SchedTrace } from '../lib/sched-wait.js'
 import { PERIOD_US, activityOf, readPerf, roleOf, startPerf, topSymbols, within, type PerfRun, type PerfSample } from '../lib/perf-threads.js'
 
 /** marks in time order, and the process's garbage collections (start, duration µs, kind) */
@@ -103,10 +107,23 @@ async function once (n: number, root: string | undefined): Promise<void> {
   const ctx = toolContext(tmp)
   const pair = await startPair(root === undefined ? ctx : { ...ctx, root }, 't1tr')
   delete process.env.AMESH_TRACE
+  // T1_WORKER_NICE=N (experiment): the daemons' V8 worker threads get nice N before the samples
+  if (process.env.T1_WORKER_NICE !== undefined) {
+    const workers = Number(/--v8-pool-size=(\d+)/.exec(process.env.AMESH_BENCH_NODE_ARGS ?? '')?.[1] ?? 4)
+    for (const pid of [pair.a.pid, pair.b.pid]) for (const [tid, role] of await threadRoles(pid, workers)) {
+      if (role !== 'v8-worker') continue
+      // T1_WORKER_NICE=idle: the SCHED_IDLE policy (chrt -i), below every nice value
+      if (process.env.T1_WORKER_NICE === 'idle') execFileSync('chrt', ['-i', '-p', '0', String(tid)])
+      else setPriority(tid, Number(process.env.T1_WORKER_NICE))
+    }
+  }
   const starts: bigint[] = []
   const accepts: bigint[] = []
   const events: bigint[] = []
   let firstWall = 0
+  /** thread id -> side and role, for T1_SCHED */
+  const roles = new Map<number, string>()
+  const niceOf = new Map<number, number>()
   try {
     await sendMany(pair.a.control, TX, RX, 20, 512, 1)
     const arrived = new Map<string, bigint>()
@@ -116,6 +133,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
       if (waiter !== undefined && waiter.id === e.id) { waiter.resolve(at); waiter = undefined } else arrived.set(e.id, at)
     })
     const perf: PerfRun | undefined = process.env.T1_PERF === undefined ? undefined : await startPerf([pair.a.pid, pair.b.pid], join(tmp, 'perf.data'))
+    const sched = process.env.T1_SCHED === undefined ? undefined : await startSched(join(tmp, 'sched.data'))
     try {
       for (let i = 0; i < n; i++) {
         const t0 = now()
@@ -131,6 +149,23 @@ async function once (n: number, root: string | undefined): Promise<void> {
     } finally {
       follow.close()
       await perf?.stop()
+      await sched?.stop()
+    }
+    // each daemon thread's nice value, for T1_PERF's per-thread lines
+    if (perf !== undefined) {
+      for (const pid of [pair.a.pid, pair.b.pid]) {
+        for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+          const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '')
+          if (stat !== '') niceOf.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]))
+        }
+      }
+    }
+    if (sched !== undefined) {
+      const workers = (args: string): number => Number(/--v8-pool-size=(\d+)/.exec(args)?.[1] ?? 4)
+      const daemonWorkers = workers(process.env.AMESH_BENCH_NODE_ARGS ?? '')
+      for (const [who, pid, n] of [['A', pair.a.pid, daemonWorkers], ['B', pair.b.pid, daemonWorkers], ['C', process.pid, workers(process.execArgv.join(' '))]] as const) {
+        for (const [tid, role] of await threadRoles(pid, n)) roles.set(tid, `${who} ${role}`)
+      }
     }
   } finally {
     await pair.stop()
@@ -138,6 +173,8 @@ async function once (n: number, root: string | undefined): Promise<void> {
   const a = await readMarks(`${prefix}.${pair.a.pid}`)
   const b = await readMarks(`${prefix}.${pair.b.pid}`)
   const perfSamples = process.env.T1_PERF === undefined ? undefined : await readPerf(join(tmp, 'perf.data'))
+  const watched = new Set([...roles].filter(([, r]) => / (main|pool)$/.test(r) && !r.startsWith('C pool')).map(([tid]) => tid))
+  const schedTrace = roles.size === 0 ? undefined : await readSched(join(tmp, 'sched.data'), watched)
   // T1_KEEP=1 keeps the hosts' homes (their LevelDB LOG lines, on the wall clock, beside `tail at:`)
   if (process.env.T1_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
   else process.stdout.write(`  kept: ${tmp}, first send at ${new Date(firstWall).toISOString()}\n`)
@@ -173,7 +210,49 @@ async function once (n: number, root: string | undefined): Promise<void> {
   tailTimes(table, starts)
   ackOverlap(table, starts)
   gcShare(table, starts, [['A', a], ['B', b]])
-  if (perfSamples !== undefined) perfShare(table, starts, perfSamples, [['A', pair.a.pid], ['B', pair.b.pid]])
+  if (perfSamples !== undefined) perfShare(table, starts, perfSamples, [['A', pair.a.pid], ['B', pair.b.pid]], niceOf)
+  if (schedTrace !== undefined) schedShare(table, starts, schedTrace, roles)
+}
+
+/**
+ * Per sample (send call -> follow event): how long the watched threads (the daemons' main and
+ * pool threads, this client's main thread) waited for a CPU while runnable, and who ran on the
+ * CPUs during those waits (µs per sample, the CPUs' time divided by their count): the daemons'
+ * and the client's own threads by role, `idle` (a CPU was free: the wake-up itself), `other`
+ * (processes outside the run). Mean over the samples past p99 and over all.
+ */
+function schedShare (table: Map<string, Found>, starts: bigint[], trace: SchedTrace, roles: Map<number, string>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const waits = [...trace.waits].sort((x, y) => (x.from < y.from ? -1 : 1))
+  const classOf = (tid: number): string => tid === 0 ? 'idle' : roles.get(tid) ?? 'other'
+  const sum = (idx: number[]): { wait: number, by: Map<string, number> } => {
+    const by = new Map<string, number>()
+    let wait = 0
+    for (const i of idx) {
+      const from = starts[i]
+      const to = from + BigInt(Math.round((total[i] as number) * 1000))
+      for (const w of waits) {
+        if (w.from >= to) break
+        if (w.to <= from) continue
+        const a = w.from > from ? w.from : from
+        const b = w.to < to ? w.to : to
+        wait += Number(b - a) / 1000
+        whoRan(trace, a, b, classOf, by)
+      }
+    }
+    for (const [k, v] of by) by.set(k, v / idx.length)
+    return { wait: wait / idx.length, by }
+  }
+  const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+  const slow = all.filter((i) => (total[i] as number) >= cut)
+  for (const [label, idx] of [['past p99', slow], ['all', all]] as const) {
+    const r = sum(idx)
+    const parts = [...r.by].sort((x, y) => y[1] - x[1]).filter(([, v]) => v >= 1).map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    process.stdout.write(`  sched ${label} (${idx.length}): watched threads waited ${r.wait.toFixed(0)} µs per sample for a CPU; meanwhile ran: ${parts.join(', ')}\n`)
+  }
 }
 
 /** Windows of a sample whose threads' CPU is split: [label, side, from stage (undefined: the send call), to stage]. */
@@ -189,7 +268,7 @@ const WINDOWS: Array<[string, string, string | undefined, string]> = [
  * Per daemon and thread role (perf-threads.ts), the CPU µs (perf samples × PERIOD_US) in each
  * window of WINDOWS: mean over the samples past p99 and over all, and what the tail's CPU ran.
  */
-function perfShare (table: Map<string, Found>, starts: bigint[], samples: PerfSample[], sides: Array<[string, number]>): void {
+function perfShare (table: Map<string, Found>, starts: bigint[], samples: PerfSample[], sides: Array<[string, number]>, niceOf: Map<number, number>): void {
   const total = (table.get('C:event') as Found).us
   const found = total.filter((x): x is number => x !== undefined)
   if (found.length < 100) return
@@ -201,7 +280,7 @@ function perfShare (table: Map<string, Found>, starts: bigint[], samples: PerfSa
     const mine = samples.filter((s) => s.pid === pid)
     const tids = [...new Set(mine.map((s) => s.tid))].sort((x, y) => x - y)
     for (const tid of tids) roles.set(tid, roleOf(tid, pid, mine.filter((s) => s.tid === tid)))
-    const per = tids.map((tid) => { const t = mine.filter((s) => s.tid === tid); return `${tid} ${roles.get(tid) ?? '?'} ${(t.length * PERIOD_US / starts.length).toFixed(0)} µs/packet [${topSymbols(t, 3)}]` })
+    const per = tids.map((tid) => { const t = mine.filter((s) => s.tid === tid); return `${tid} ${roles.get(tid) ?? '?'} (nice ${niceOf.get(tid) ?? '?'}) ${(t.length * PERIOD_US / starts.length).toFixed(0)} µs/packet [${topSymbols(t, 3)}]` })
     process.stdout.write(`  perf ${who} (pid ${pid}), threads over the samples:\n    ${per.join('\n    ')}\n`)
     const acts = new Map<string, number>()
     for (const x of mine) { const k = activityOf(x, roles.get(x.tid) ?? '?'); acts.set(k, (acts.get(k) ?? 0) + 1) }

@@ -47,8 +47,14 @@ describe('e2e daemon heap policy and memory report', function () {
   })
 
   it('leaves the young generation to an operator who chose its size', () => {
-    assert.deepEqual(daemonNodeFlags(['--max-semi-space-size=4']), [])
-    assert.deepEqual(daemonNodeFlags(['--max_semi_space_size=32']), [])
-    assert.deepEqual(daemonNodeFlags([]), [`--max-semi-space-size=${SEMI_SPACE_MIB}`])
+    assert.deepEqual(daemonNodeFlags(['--max-semi-space-size=4']), ['--single-threaded-gc'])
+    assert.deepEqual(daemonNodeFlags(['--max_semi_space_size=32']), ['--single-threaded-gc'])
+    assert.deepEqual(daemonNodeFlags([]), [`--max-semi-space-size=${SEMI_SPACE_MIB}`, '--single-threaded-gc'])
+  })
+
+  it('runs the GC on the main thread only, unless the operator chose how it uses threads', () => {
+    assert.deepEqual(daemonNodeFlags(['--max-semi-space-size=4', '--no-single-threaded-gc']), [])
+    assert.deepEqual(daemonNodeFlags(['--max-semi-space-size=4', '--single_threaded_gc']), [])
+    assert.deepEqual(daemonNodeFlags(['--max-semi-space-size=4', '--single-threaded']), [])
   })
 })

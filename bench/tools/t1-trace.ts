@@ -208,7 +208,7 @@ async function once (n: number, root: string | undefined): Promise<void> {
   }
   tail(table)
   tailTimes(table, starts)
-  ackOverlap(table, starts)
+  ackOverlap(table, starts, a)
   gcShare(table, starts, [['A', a], ['B', b]])
   if (perfSamples !== undefined) perfShare(table, starts, perfSamples, [['A', pair.a.pid], ['B', pair.b.pid]], niceOf)
   if (schedTrace !== undefined) schedShare(table, starts, schedTrace, roles)
@@ -349,20 +349,28 @@ function tail (table: Map<string, Found>): void {
 }
 
 /**
- * Whether the sender is still busy with the previous packet's ack when a send call comes: how
- * often the ack of sample i-1 reached A's link after sample i's send call, and its offset from it.
+ * Whether the sender is busy with the previous packet's ack when a send call comes: in how many
+ * samples an ack reached A's link (its `link.ack` mark) between the send call and A's first mark
+ * of the request (`ctl.in.send`), and where in that window. Read from A's marks directly (the
+ * chain of stages can skip to a later packet's marks when a commit was already under way).
  */
-function ackOverlap (table: Map<string, Found>, starts: bigint[]): void {
-  const ack = (table.get('A:link.ack') as Found).us
-  const offs: number[] = []
-  for (let i = 1; i < starts.length; i++) {
-    const us = ack[i - 1]
+function ackOverlap (table: Map<string, Found>, starts: bigint[], a: Marks): void {
+  const way = (table.get('A:ctl.in.send') as Found).us
+  const acks = a.at.filter((_, k) => a.stage[k] === 'link.ack')
+  let inside = 0
+  let n = 0
+  const at: number[] = []
+  for (let i = 0; i < starts.length; i++) {
+    const us = way[i]
     if (us === undefined) continue
-    offs.push(Number(starts[i - 1] - starts[i]) / 1000 + us)
+    n++
+    const end = starts[i] + BigInt(Math.round(us * 1000))
+    const hit = acks.find((t) => t >= starts[i] && t < end)
+    if (hit !== undefined) { inside++; at.push(Number(hit - starts[i]) / 1000) }
   }
-  if (offs.length === 0) return
-  const after = offs.filter((x) => x >= 0)
-  process.stdout.write(`  previous ack at A's link, from this send call: p10 ${percentile(offs, 10).toFixed(0)} p50 ${percentile(offs, 50).toFixed(0)} p90 ${percentile(offs, 90).toFixed(0)} µs; after the call in ${after.length} of ${offs.length}\n`)
+  if (n === 0) return
+  const where = at.length === 0 ? '' : `, at p50 ${percentile(at, 50).toFixed(0)} µs after the call (the way in's p50 ${percentile(way.filter((x): x is number => x !== undefined), 50).toFixed(0)})`
+  process.stdout.write(`  acks at A's link during the way in (send call -> A:ctl.in.send): ${inside} of ${n} samples${where}\n`)
 }
 
 /** When the tail samples came: their sample index and ms since the first send call (bursts vs isolated; periodic work shows as a fixed spacing). */

@@ -33,21 +33,6 @@ export const SEMI_SPACE_MIB = 8
 const SEMI_FLAG = 'max-semi-space-size'
 
 /**
- * The garbage collector works on the main thread only (no concurrent marking
- * or sweeping, no parallel scavenge helpers). The daemon's V8 worker threads
- * run at the lowest priority (v8-threads.ts); a scavenge whose main thread
- * waited for a helper task would then wait behind every other thread of the
- * machine. With this flag the workers only compile, and nothing waits for a
- * compile job. An operator's `--single-threaded`, `--single-threaded-gc` or
- * `--no-single-threaded-gc` is left to theirs.
- */
-const GC_THREADS_FLAG = 'single-threaded-gc'
-
-/** Whether the operator chose how V8's GC uses threads. */
-const gcThreadsChosen = (given: readonly string[]): boolean =>
-  chosenByOperator('single-threaded', given) || chosenByOperator(`no-${GC_THREADS_FLAG}`, given)
-
-/**
  * Node flags the daemon process must be started with (V8 sizes its young
  * generation when the process starts, so unlike the growing policy this
  * cannot be set from inside): used where amesh spawns a daemon (`up
@@ -56,9 +41,7 @@ const gcThreadsChosen = (given: readonly string[]): boolean =>
  * left to theirs.
  */
 export function daemonNodeFlags (given: readonly string[] = []): string[] {
-  const out = chosenByOperator(SEMI_FLAG, given) ? [] : [`--${SEMI_FLAG}=${SEMI_SPACE_MIB}`]
-  if (!gcThreadsChosen(given)) out.push(`--${GC_THREADS_FLAG}`)
-  return out
+  return chosenByOperator(SEMI_FLAG, given) ? [] : [`--${SEMI_FLAG}=${SEMI_SPACE_MIB}`]
 }
 
 /**

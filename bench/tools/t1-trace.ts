@@ -9,8 +9,10 @@
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
 // T1_PERF=1 also samples both daemons with `perf record` (bench/lib/perf-threads.ts) during the
 // samples and prints, per thread role, the CPU in the way in, the commit steps and the whole sample.
-// T1_SCHED=1 records the scheduler instead (bench/lib/sched-wait.ts, `perf record -a`): how long the
-// daemons' main and pool threads and this client waited for a CPU in each sample, and who ran meanwhile.
+// T1_SCHED=1 (also, or alone) records the scheduler (bench/lib/sched-wait.ts, `perf record -a`): how long
+// the daemons' main and pool threads and this client waited for a CPU in each sample, and who ran meanwhile.
+// T1_WORKER_NICE=N|idle (experiment) renices the daemons' V8 workers before the samples (idle: SCHED_IDLE).
+// perf and the scheduler's tracepoints need root.
 import { execFileSync } from 'node:child_process'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { setPriority, tmpdir } from 'node:os'

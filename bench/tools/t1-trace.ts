@@ -7,13 +7,22 @@
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t1-trace.js [SAMPLES [ROOT...]]
 // T1_KEEP=1 keeps the hosts' homes and prints where, with the first send's wall-clock time.
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+// T1_PERF=1 also samples both daemons with `perf record` (bench/lib/perf-threads.ts) during the
+// samples and prints, per thread role, the CPU in the way in, the commit steps and the whole sample.
+// T1_SCHED=1 (also, or alone) records the scheduler (bench/lib/sched-wait.ts, `perf record -a`): how long
+// the daemons' main and pool threads and this client waited for a CPU in each sample, and who ran meanwhile.
+// T1_WORKER_NICE=N|idle (experiment) renices the daemons' V8 workers before the samples (idle: SCHED_IDLE).
+// perf and the scheduler's tracepoints need root.
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { toolContext } from '../lib/tool-context.js'
 import { followInbox, sendMany, text } from '../lib/daemon.js'
 import { percentile } from '../lib/stats.js'
 import { RX, TX, startPair } from '../amesh/pair.js'
+import { readSched, startSched, threadRoles, whoRan, type SchedTrace } from '../lib/sched-wait.js'
+import { PERIOD_US, activityOf, readPerf, roleOf, startPerf, topSymbols, within, type PerfRun, type PerfSample } from '../lib/perf-threads.js'
 
 /** marks in time order, and the process's garbage collections (start, duration µs, kind) */
 interface Marks { at: bigint[], cpu: number[], stage: string[], gc: Array<[bigint, number, string]> }
@@ -100,10 +109,23 @@ async function once (n: number, root: string | undefined): Promise<void> {
   const ctx = toolContext(tmp)
   const pair = await startPair(root === undefined ? ctx : { ...ctx, root }, 't1tr')
   delete process.env.AMESH_TRACE
+  // T1_WORKER_NICE=N (experiment): the daemons' V8 worker threads get nice N before the samples
+  if (process.env.T1_WORKER_NICE !== undefined) {
+    const workers = Number(/--v8-pool-size=(\d+)/.exec(process.env.AMESH_BENCH_NODE_ARGS ?? '')?.[1] ?? 4)
+    for (const pid of [pair.a.pid, pair.b.pid]) for (const [tid, role] of await threadRoles(pid, workers)) {
+      if (role !== 'v8-worker') continue
+      // T1_WORKER_NICE=idle: the SCHED_IDLE policy (chrt -i), below every nice value
+      if (process.env.T1_WORKER_NICE === 'idle') execFileSync('chrt', ['-i', '-p', '0', String(tid)])
+      else setPriority(tid, Number(process.env.T1_WORKER_NICE))
+    }
+  }
   const starts: bigint[] = []
   const accepts: bigint[] = []
   const events: bigint[] = []
   let firstWall = 0
+  /** thread id -> side and role, for T1_SCHED */
+  const roles = new Map<number, string>()
+  const niceOf = new Map<number, number>()
   try {
     await sendMany(pair.a.control, TX, RX, 20, 512, 1)
     const arrived = new Map<string, bigint>()
@@ -112,6 +134,8 @@ async function once (n: number, root: string | undefined): Promise<void> {
       const at = now()
       if (waiter !== undefined && waiter.id === e.id) { waiter.resolve(at); waiter = undefined } else arrived.set(e.id, at)
     })
+    const perf: PerfRun | undefined = process.env.T1_PERF === undefined ? undefined : await startPerf([pair.a.pid, pair.b.pid], join(tmp, 'perf.data'))
+    const sched = process.env.T1_SCHED === undefined ? undefined : await startSched(join(tmp, 'sched.data'))
     try {
       for (let i = 0; i < n; i++) {
         const t0 = now()
@@ -126,12 +150,33 @@ async function once (n: number, root: string | undefined): Promise<void> {
       }
     } finally {
       follow.close()
+      await perf?.stop()
+      await sched?.stop()
+    }
+    // each daemon thread's nice value, for T1_PERF's per-thread lines
+    if (perf !== undefined) {
+      for (const pid of [pair.a.pid, pair.b.pid]) {
+        for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+          const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '')
+          if (stat !== '') niceOf.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]))
+        }
+      }
+    }
+    if (sched !== undefined) {
+      const workers = (args: string): number => Number(/--v8-pool-size=(\d+)/.exec(args)?.[1] ?? 4)
+      const daemonWorkers = workers(process.env.AMESH_BENCH_NODE_ARGS ?? '')
+      for (const [who, pid, n] of [['A', pair.a.pid, daemonWorkers], ['B', pair.b.pid, daemonWorkers], ['C', process.pid, workers(process.execArgv.join(' '))]] as const) {
+        for (const [tid, role] of await threadRoles(pid, n)) roles.set(tid, `${who} ${role}`)
+      }
     }
   } finally {
     await pair.stop()
   }
   const a = await readMarks(`${prefix}.${pair.a.pid}`)
   const b = await readMarks(`${prefix}.${pair.b.pid}`)
+  const perfSamples = process.env.T1_PERF === undefined ? undefined : await readPerf(join(tmp, 'perf.data'))
+  const watched = new Set([...roles].filter(([, r]) => / (main|pool)$/.test(r) && !r.startsWith('C pool')).map(([tid]) => tid))
+  const schedTrace = roles.size === 0 ? undefined : await readSched(join(tmp, 'sched.data'), watched)
   // T1_KEEP=1 keeps the hosts' homes (their LevelDB LOG lines, on the wall clock, beside `tail at:`)
   if (process.env.T1_KEEP === undefined) await rm(tmp, { recursive: true, force: true })
   else process.stdout.write(`  kept: ${tmp}, first send at ${new Date(firstWall).toISOString()}\n`)
@@ -165,7 +210,117 @@ async function once (n: number, root: string | undefined): Promise<void> {
   }
   tail(table)
   tailTimes(table, starts)
+  ackOverlap(table, starts, a)
   gcShare(table, starts, [['A', a], ['B', b]])
+  if (perfSamples !== undefined) perfShare(table, starts, perfSamples, [['A', pair.a.pid], ['B', pair.b.pid]], niceOf)
+  if (schedTrace !== undefined) schedShare(table, starts, schedTrace, roles)
+}
+
+/**
+ * Per sample (send call -> follow event): how long the watched threads (the daemons' main and
+ * pool threads, this client's main thread) waited for a CPU while runnable, and who ran on the
+ * CPUs during those waits (µs per sample, the CPUs' time divided by their count): the daemons'
+ * and the client's own threads by role, `idle` (a CPU was free: the wake-up itself), `other`
+ * (processes outside the run). Mean over the samples past p99 and over all.
+ */
+function schedShare (table: Map<string, Found>, starts: bigint[], trace: SchedTrace, roles: Map<number, string>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const waits = [...trace.waits].sort((x, y) => (x.from < y.from ? -1 : 1))
+  const classOf = (tid: number): string => tid === 0 ? 'idle' : roles.get(tid) ?? 'other'
+  const sum = (idx: number[]): { wait: number, by: Map<string, number> } => {
+    const by = new Map<string, number>()
+    let wait = 0
+    for (const i of idx) {
+      const from = starts[i]
+      const to = from + BigInt(Math.round((total[i] as number) * 1000))
+      for (const w of waits) {
+        if (w.from >= to) break
+        if (w.to <= from) continue
+        const a = w.from > from ? w.from : from
+        const b = w.to < to ? w.to : to
+        wait += Number(b - a) / 1000
+        whoRan(trace, a, b, classOf, by)
+      }
+    }
+    for (const [k, v] of by) by.set(k, v / idx.length)
+    return { wait: wait / idx.length, by }
+  }
+  const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+  const slow = all.filter((i) => (total[i] as number) >= cut)
+  for (const [label, idx] of [['past p99', slow], ['all', all]] as const) {
+    const r = sum(idx)
+    const parts = [...r.by].sort((x, y) => y[1] - x[1]).filter(([, v]) => v >= 1).map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    process.stdout.write(`  sched ${label} (${idx.length}): watched threads waited ${r.wait.toFixed(0)} µs per sample for a CPU; meanwhile ran: ${parts.join(', ')}\n`)
+  }
+}
+
+/** Windows of a sample whose threads' CPU is split: [label, side, from stage (undefined: the send call), to stage]. */
+const WINDOWS: Array<[string, string, string | undefined, string]> = [
+  ['way in', 'A', undefined, 'A:ctl.in.send'],
+  ['commit', 'A', 'A:commit.start', 'A:commit.done'],
+  ['commit', 'B', 'B:commit.start', 'B:commit.done'],
+  ['sample', 'A', undefined, 'C:event'],
+  ['sample', 'B', undefined, 'C:event']
+]
+
+/**
+ * Per daemon and thread role (perf-threads.ts), the CPU µs (perf samples × PERIOD_US) in each
+ * window of WINDOWS: mean over the samples past p99 and over all, and what the tail's CPU ran.
+ */
+function perfShare (table: Map<string, Found>, starts: bigint[], samples: PerfSample[], sides: Array<[string, number]>, niceOf: Map<number, number>): void {
+  const total = (table.get('C:event') as Found).us
+  const found = total.filter((x): x is number => x !== undefined)
+  if (found.length < 100) return
+  const cut = percentile(found, 99)
+  const all = total.map((x, i) => (x === undefined ? -1 : i)).filter((i) => i >= 0)
+  const slow = all.filter((i) => (total[i] as number) >= cut)
+  const roles = new Map<number, string>()
+  for (const [who, pid] of sides) {
+    const mine = samples.filter((s) => s.pid === pid)
+    const tids = [...new Set(mine.map((s) => s.tid))].sort((x, y) => x - y)
+    for (const tid of tids) roles.set(tid, roleOf(tid, pid, mine.filter((s) => s.tid === tid)))
+    const per = tids.map((tid) => { const t = mine.filter((s) => s.tid === tid); return `${tid} ${roles.get(tid) ?? '?'} (nice ${niceOf.get(tid) ?? '?'}) ${(t.length * PERIOD_US / starts.length).toFixed(0)} µs/packet [${topSymbols(t, 3)}]` })
+    process.stdout.write(`  perf ${who} (pid ${pid}), threads over the samples:\n    ${per.join('\n    ')}\n`)
+    const acts = new Map<string, number>()
+    for (const x of mine) { const k = activityOf(x, roles.get(x.tid) ?? '?'); acts.set(k, (acts.get(k) ?? 0) + 1) }
+    process.stdout.write(`  perf ${who} by activity, µs per packet: ${[...acts].sort().map(([k, c]) => `${k} ${(c * PERIOD_US / starts.length).toFixed(0)}`).join(', ')}\n`)
+  }
+  const at = (i: number, stage: string | undefined): bigint | undefined => {
+    if (stage === undefined) return starts[i]
+    const us = table.get(stage)?.us[i]
+    return us === undefined ? undefined : starts[i] + BigInt(Math.round(us * 1000))
+  }
+  for (const [label, who, from, to] of WINDOWS) {
+    const pid = (sides.find(([w]) => w === who) as [string, number])[1]
+    const cpu = (idx: number[]): { byRole: Map<string, number>, tail: PerfSample[] } => {
+      const byRole = new Map<string, number>()
+      const tail: PerfSample[] = []
+      let n = 0
+      for (const i of idx) {
+        const t0 = at(i, from)
+        const t1 = at(i, to)
+        if (t0 === undefined || t1 === undefined) continue
+        n++
+        for (const s of within(samples, pid, t0, t1)) { const r = activityOf(s, roles.get(s.tid) ?? '?'); byRole.set(r, (byRole.get(r) ?? 0) + PERIOD_US); tail.push(s) }
+      }
+      for (const [r, us] of byRole) byRole.set(r, us / Math.max(1, n))
+      return { byRole, tail }
+    }
+    const s = cpu(slow)
+    const m = cpu(all)
+    const names = [...new Set([...s.byRole.keys(), ...m.byRole.keys()])].sort()
+    const parts = names.map((r) => `${r} ${(s.byRole.get(r) ?? 0).toFixed(0)} (${(m.byRole.get(r) ?? 0).toFixed(0)})`)
+    process.stdout.write(`  perf ${who} ${label} (${from ?? 'send call'} -> ${to}): cpu µs per sample past p99 (all): ${parts.join(', ')}\n`)
+    for (const r of names) {
+      const t = s.tail.filter((x) => activityOf(x, roles.get(x.tid) ?? '?') === r)
+      if (t.length > 0) process.stdout.write(`      ${r} in the tail: ${topSymbols(t, 5)}\n`)
+    }
+    const main = m.tail.filter((x) => x.tid === pid)
+    if (main.length > 0) process.stdout.write(`      main over all: ${topSymbols(main, 10)}\n`)
+  }
 }
 
 /**
@@ -193,6 +348,31 @@ function tail (table: Map<string, Found>): void {
     const all = total.map((_, i) => i)
     process.stdout.write(`    ${name.padEnd(18)} wall ${mean(slow, step).padStart(6)} (${mean(all, step).padStart(5)})  cpu ${mean(slow, cpu).padStart(6)} (${mean(all, cpu).padStart(5)})\n`)
   }
+}
+
+/**
+ * Whether the sender is busy with the previous packet's ack when a send call comes: in how many
+ * samples an ack reached A's link (its `link.ack` mark) between the send call and A's first mark
+ * of the request (`ctl.in.send`), and where in that window. Read from A's marks directly (the
+ * chain of stages can skip to a later packet's marks when a commit was already under way).
+ */
+function ackOverlap (table: Map<string, Found>, starts: bigint[], a: Marks): void {
+  const way = (table.get('A:ctl.in.send') as Found).us
+  const acks = a.at.filter((_, k) => a.stage[k] === 'link.ack')
+  let inside = 0
+  let n = 0
+  const at: number[] = []
+  for (let i = 0; i < starts.length; i++) {
+    const us = way[i]
+    if (us === undefined) continue
+    n++
+    const end = starts[i] + BigInt(Math.round(us * 1000))
+    const hit = acks.find((t) => t >= starts[i] && t < end)
+    if (hit !== undefined) { inside++; at.push(Number(hit - starts[i]) / 1000) }
+  }
+  if (n === 0) return
+  const where = at.length === 0 ? '' : `, at p50 ${percentile(at, 50).toFixed(0)} µs after the call (the way in's p50 ${percentile(way.filter((x): x is number => x !== undefined), 50).toFixed(0)})`
+  process.stdout.write(`  acks at A's link during the way in (send call -> A:ctl.in.send): ${inside} of ${n} samples${where}\n`)
 }
 
 /** When the tail samples came: their sample index and ms since the first send call (bursts vs isolated; periodic work shows as a fixed spacing). */

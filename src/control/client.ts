@@ -5,7 +5,7 @@ import { LineFrameSplitter } from './line-frame-splitter.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
 import { BINARY_METHODS, encodeRequestFrame, FRAMING_METHOD, type FramingResult } from './request-frame.js'
-import { coalesce } from './coalesce.js'
+import { TurnWriter } from './coalesce.js'
 
 /** The params argument of a method: optional when the method takes none. */
 export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
@@ -56,8 +56,11 @@ export class ControlClient {
   /** requests waiting for that answer, to be written in call order */
   private waiting = 0
   private binarySends = false
+  /** every request goes through it: one socket write per turn */
+  private readonly out: TurnWriter
 
   private constructor (private readonly socket: Socket) {
+    this.out = new TurnWriter(socket)
     const reader = new ReplyReader((line) => this.onLine(line), (id, body) => this.pending.get(id)?.onFrame?.(body))
     socket.on('data', (chunk: Buffer) => reader.push(chunk))
     socket.on('close', () => this.onClose())
@@ -162,8 +165,8 @@ export class ControlClient {
       this.pending.set(id, { resolve, reject, onEvent, onFrame })
       const frame = this.binarySends ? encodeRequestFrame(id, method, params) : undefined
       // requests made in one turn (sends issued as a batch of replies arrives) leave in one write
-      coalesce(this.socket)
-      this.socket.write(frame ?? JSON.stringify({ id, method, params }) + '\n')
+      // (a request frame is this call's own buffer: handed over)
+      this.out.write(frame ?? JSON.stringify({ id, method, params }) + '\n', true)
     })
   }
 

@@ -48,8 +48,16 @@ export class TurnWriter {
   /** a flush is queued for the end of this turn */
   scheduled = false
   private strings = 0
+  /** a write of the queue was answered false: room must be told (the socket's 'drain', or onRoom) */
+  private owed = false
 
-  constructor (private readonly socket: Socket) {}
+  /**
+   * `onRoom`: called (on a later tick) when a write was answered false but
+   * the socket took the turn's writes at once (a write the socket finishes
+   * synchronously answers true and is followed by no 'drain'); the same as
+   * the socket's 'drain' to whoever waits for it.
+   */
+  constructor (private readonly socket: Socket, private readonly onRoom?: () => void) {}
 
   /** The socket's unsent length with this turn's writes (its writableLength once they are handed over). */
   get length (): number { return this.socket.writableLength + this.units }
@@ -76,7 +84,9 @@ export class TurnWriter {
     this.parts.push(data)
     this.units += data.length
     if (typeof data === 'string') this.strings++
-    return this.length < this.socket.writableHighWaterMark
+    const room = this.length < this.socket.writableHighWaterMark
+    if (!room) this.owed = true
+    return room
   }
 
   /** Hand the queued writes to the socket (a closed socket drops them, as its write would). */
@@ -87,20 +97,31 @@ export class TurnWriter {
     this.parts = []
     this.units = 0
     this.strings = 0
+    const owed = this.owed
+    this.owed = false
     const socket = this.socket
     if (socket.destroyed) return
-    if (parts.length === 1) { socket.write(parts[0]); return }
-    if (strings === parts.length) { socket.write(parts.join('')); return }
-    if (strings === 0) { socket.write(Buffer.concat(parts as Uint8Array[])); return }
+    // false from any write: the socket emits 'drain' once it has room
+    const taken = this.hand(parts, strings)
+    if (owed && taken && this.onRoom !== undefined) process.nextTick(this.onRoom)
+  }
+
+  private hand (parts: Array<string | Uint8Array>, strings: number): boolean {
+    const socket = this.socket
+    if (parts.length === 1) return socket.write(parts[0])
+    if (strings === parts.length) return socket.write(parts.join(''))
+    if (strings === 0) return socket.write(Buffer.concat(parts as Uint8Array[]))
     socket.cork()
+    let taken = true
     let run: string[] = []
     for (const p of parts) {
       if (typeof p === 'string') { run.push(p); continue }
-      if (run.length > 0) { socket.write(run.join('')); run = [] }
-      socket.write(p)
+      if (run.length > 0) { taken = socket.write(run.join('')) && taken; run = [] }
+      taken = socket.write(p) && taken
     }
-    if (run.length > 0) socket.write(run.join(''))
+    if (run.length > 0) taken = socket.write(run.join('')) && taken
     socket.uncork()
+    return taken
   }
 }
 

@@ -60,8 +60,9 @@ export class Connection {
     /** told once each request run settled */
     private readonly onSettled: () => void = () => {}
   ) {
-    this.out = new TurnWriter(socket)
-    socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
+    // a turn's writes the socket took at once after one was answered false: the same as its 'drain'
+    this.out = new TurnWriter(socket, this.roomAgain)
+    socket.on('drain', this.roomAgain)
     socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
   }
 
@@ -87,6 +88,9 @@ export class Connection {
     if (err === undefined) d.resolve()
     else d.reject(err)
   }
+
+  /** The socket has room again (its 'drain', or the turn writer's word that no drain is owed) */
+  private readonly roomAgain = (): void => { this.clearStall(); this.settleDrain(); this.pump() }
 
   /** A request finished (or failed): one bound function for all of them, no closure per request. */
   private readonly settled = (): void => { this.pending--; this.onSettled(); this.pump() }

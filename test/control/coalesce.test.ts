@@ -46,17 +46,30 @@ async function pair (): Promise<{ server: Server, writer: Socket, received: () =
 }
 
 /** Write every turn (each in its own turn of the event loop), then end; the reader's bytes and each write's answer. */
-async function run (all: Part[][], write: (socket: Socket) => (data: Part) => boolean): Promise<{ bytes: Buffer, answers: boolean[], writes: number }> {
+/** Each turn's answers; after a turn with a false one, room is told (the socket's 'drain' or the writer's onRoom), as a connection waits for. */
+async function run (all: Part[][], write: (socket: Socket, onRoom: () => void) => (data: Part) => boolean): Promise<{ bytes: Buffer, answers: boolean[], writes: number }> {
   const p = await pair()
   let writes = 0
   const real = p.writer.write.bind(p.writer) as (data: Part) => boolean
   ;(p.writer as unknown as { write: (data: Part) => boolean }).write = (data: Part) => { writes++; return real(data) }
-  const put = write(p.writer)
+  let rooms = 0
+  let wake = (): void => {}
+  const room = (): void => { rooms++; wake() }
+  p.writer.on('drain', room)
+  const put = write(p.writer, room)
   const answers: boolean[] = []
   for (const turn of all) {
-    for (const part of turn) answers.push(put(part))
+    const before = rooms
+    const answered = turn.map((part) => put(part))
+    answers.push(...answered)
     await new Promise((resolve) => setImmediate(resolve))
-    // a full buffer: wait until it drained (as the connection does)
+    if (answered.includes(false)) {
+      const deadline = Date.now() + 5000
+      while (rooms === before) {
+        assert.ok(Date.now() < deadline, 'a false answer is followed by room')
+        await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, 50) })
+      }
+    }
     while (p.writer.writableLength > 0) await new Promise((resolve) => p.writer.once('drain', resolve))
   }
   p.writer.end()
@@ -73,8 +86,8 @@ describe('control - one socket write per turn (TurnWriter)', () => {
       const all = turns(seed)
       const reference = await run(all, (socket) => (data) => { coalesce(socket); return socket.write(data) })
       // Buffers handed over (as the client's request frames), and lent (written at once, as pooled follow frames)
-      const fast = await run(all, (socket) => { const w = new TurnWriter(socket); return (data) => w.write(data, true) })
-      const lent = await run(all, (socket) => { const w = new TurnWriter(socket); return (data) => w.write(data) })
+      const fast = await run(all, (socket, onRoom) => { const w = new TurnWriter(socket, onRoom); return (data) => w.write(data, true) })
+      const lent = await run(all, (socket, onRoom) => { const w = new TurnWriter(socket, onRoom); return (data) => w.write(data) })
       assert.equal(fast.bytes.length, reference.bytes.length)
       assert.ok(fast.bytes.equals(reference.bytes))
       assert.ok(lent.bytes.equals(reference.bytes))

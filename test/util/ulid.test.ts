@@ -2,7 +2,7 @@
 // within the process (the outbox's key order relies on it), the time prefix
 // the reference spelling gives, and +1 in base 32 within one millisecond.
 import { strict as assert } from 'node:assert'
-import { isUlid, isUlidReference, ulid, ulidOf } from '../../src/util/ulid.js'
+import { isUlid, ulid, ulidOf } from '../../src/util/ulid.js'
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 const digitsOf = (id: string): number[] => Array.from(id.slice(10), (c) => ALPHABET.indexOf(c))
@@ -46,24 +46,5 @@ describe('util - ulid', () => {
       seen.add(id.slice(10))
     }
     assert.ok(seen.size >= 99, `${seen.size} distinct random parts of 100`)
-  })
-  it('isUlid answers as its regular expression (isUlidReference) for every kind of string', () => {
-    // the alphabet, the letters it leaves out (I L O U), lower case, neighbours of its ranges, non-ASCII (with an ASCII low byte too)
-    const chars = [...ALPHABET, 'I', 'L', 'O', 'U', 'a', 'z', 'i', '/', ':', '@', '[', ' ', '\n', '\u0130', '\u0141', '\u0100', '\u0041\u0301', '\ud83d', '\u00c0', '\u0131']
-    let seed = 7
-    const next = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return Math.floor(seed / 65536) % n }
-    const cases: string[] = ['', ulid(), ulid().toLowerCase(), ulid().slice(1), ulid() + '0', ' ' + ulid().slice(1), ulid().slice(0, 25) + '\n']
-    for (let i = 0; i < 20_000; i++) {
-      const len = [25, 26, 26, 26, 27, 0, 1, 52][next(8)]
-      let v = ''
-      for (let k = 0; k < len; k++) v += next(60) === 0 ? chars[next(chars.length)] : ALPHABET[next(32)]
-      cases.push(v)
-    }
-    let valid = 0
-    for (const v of cases) {
-      assert.equal(isUlid(v), isUlidReference(v), JSON.stringify(v))
-      if (isUlidReference(v)) valid++
-    }
-    assert.ok(valid > 1000 && valid < cases.length - 1000, `${valid} valid of ${cases.length}`)
   })
 })

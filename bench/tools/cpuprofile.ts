@@ -1,8 +1,10 @@
 // Summarise a V8 .cpuprofile (from `node --cpu-prof`, e.g. daemons run with
 // AMESH_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR"):
-//   node dist/bench/tools/cpuprofile.js FILE [--top N] [--skip-ms MS] [--until-ms MS]
+//   node dist/bench/tools/cpuprofile.js FILE [--top N] [--skip-ms MS] [--until-ms MS] [--callers TEXT [--depth D]]
 // Prints self time by function and by package/file, and inclusive time of
 // the top functions. --skip-ms drops the first MS of samples (start-up).
+// --callers: also the self time of the functions whose label contains TEXT,
+// split by their D (default 3) nearest callers.
 import { readFileSync } from 'node:fs'
 
 interface CallFrame { functionName: string, url: string, lineNumber: number }
@@ -38,6 +40,9 @@ function main (): void {
   const self = new Map<string, number>()
   const pkg = new Map<string, number>()
   const incl = new Map<string, number>()
+  const callers = args.includes('--callers') ? args[args.indexOf('--callers') + 1] : undefined
+  const depth = args.includes('--depth') ? Number(args[args.indexOf('--depth') + 1]) : 3
+  const stacks = new Map<string, number>()
   let t = 0
   let total = 0
   for (let i = 0; i < p.samples.length; i++) {
@@ -51,6 +56,12 @@ function main (): void {
     total += dt
     self.set(label(cf), (self.get(label(cf)) ?? 0) + dt)
     pkg.set(where(cf), (pkg.get(where(cf)) ?? 0) + dt)
+    if (callers !== undefined && label(cf).includes(callers)) {
+      const chain: string[] = []
+      for (let id = parent.get(node.id); id !== undefined && chain.length < depth; id = parent.get(id)) chain.push(label((byId.get(id) as ProfileNode).callFrame))
+      const k = `${label(cf)} <- ${chain.join(' <- ')}`
+      stacks.set(k, (stacks.get(k) ?? 0) + dt)
+    }
     const seen = new Set<string>()
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const l = label((byId.get(id) as ProfileNode).callFrame)
@@ -69,6 +80,7 @@ function main (): void {
   show('self time by package / file', pkg)
   show('self time by function', self)
   show('inclusive time by function', incl)
+  if (callers !== undefined) show(`self time of "${callers}" by caller`, stacks)
 }
 
 main()

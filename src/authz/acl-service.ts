@@ -221,6 +221,24 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
   }
 
+  /**
+   * admit at once, when it decides without waiting: the sender's host is
+   * known (no card exchange) and no signal-destination rule applies (no
+   * record to read). undefined: call admit. The same decision as admit in
+   * every case it answers (test/authz/admit-now.test.ts compares the two).
+   */
+  admitNow (packet: Packet, remotePeer: string): Denial | null | undefined {
+    const target = this.c.nodes.get(packet.to)
+    if (target === undefined) return notServedHere(packet)
+    const served = this.c.directory.hostOf(packet.from)
+    if (served === undefined) return undefined
+    if (served !== remotePeer) {
+      return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
+    }
+    if (hasDestinationRule(this.destinations, packet)) return undefined
+    return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
+  }
+
   private get destinations (): DestinationPolicy {
     return this.c.policy.signalDestinations ?? DEFAULT_DESTINATIONS
   }

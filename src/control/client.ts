@@ -5,7 +5,7 @@ import { LineFrameSplitter } from './line-frame-splitter.js'
 import type { CallName, EventOf, MethodName, ParamsOf, ResultOf, StreamName } from './methods.js'
 import type { Reply } from './protocol.js'
 import { BINARY_METHODS, encodeRequestFrame, FRAMING_METHOD, type FramingResult } from './request-frame.js'
-import { coalesce } from './coalesce.js'
+import { TurnWriter } from './coalesce.js'
 
 /** The params argument of a method: optional when the method takes none. */
 export type ParamsArg<K extends MethodName> = {} extends ParamsOf<K> ? [params?: ParamsOf<K>] : [params: ParamsOf<K>]
@@ -76,8 +76,11 @@ export class ControlClient {
   /** requests waiting for that answer, to be written in call order */
   private waiting = 0
   private binarySends = false
+  /** every request goes through it: one socket write per turn */
+  private readonly out: TurnWriter
 
   private constructor (private readonly socket: Socket) {
+    this.out = new TurnWriter(socket)
     socket.on('close', () => this.onClose())
     socket.on('error', () => {})
   }
@@ -114,9 +117,12 @@ export class ControlClient {
     this.pending.clear()
   }
 
-  /** Call a contract method (src/control/methods.ts): its params and result are typed by its name. */
-  async call<K extends CallName> (method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
-    return await this.send(method, params[0] ?? {}) as ResultOf<K>
+  /**
+   * Call a contract method (src/control/methods.ts): its params and result are typed by its name.
+   * Not async: the call's promise is the request's own, no frame and promise more per call (T2's client makes 512 at a time).
+   */
+  call<K extends CallName> (method: K, ...params: ParamsArg<K>): Promise<ResultOf<K>> {
+    return this.send(method, params[0] ?? {}) as Promise<ResultOf<K>>
   }
 
   /** Run a contract streaming method; resolves when the stream ends. */
@@ -177,15 +183,16 @@ export class ControlClient {
   }
 
   /** Write one request (a binary frame for a send once the daemon reads them, else a JSON line); resolves with its answer. */
-  private async write (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
-    if (this.closed) throw new DaemonNotRunningError('the control connection is closed')
+  private write (method: string, params: object, onEvent?: (event: unknown) => void, onFrame?: (body: Uint8Array) => void): Promise<unknown> {
+    if (this.closed) return Promise.reject(new DaemonNotRunningError('the control connection is closed'))
     const id = this.nextId++
-    return await new Promise((resolve, reject) => {
+    // (not async: the request's promise is the answer's, a throw below rejects it)
+    return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onEvent, onFrame })
       const frame = this.binarySends ? encodeRequestFrame(id, method, params) : undefined
       // requests made in one turn (sends issued as a batch of replies arrives) leave in one write
-      coalesce(this.socket)
-      this.socket.write(frame ?? JSON.stringify({ id, method, params }) + '\n')
+      // (a request frame is this call's own buffer: handed over)
+      this.out.write(frame ?? JSON.stringify({ id, method, params }) + '\n', true)
     })
   }
 

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net'
 import type { Logger } from '../util/log.js'
 import { SECOND } from '../util/time.js'
 import type { RequestFrame } from './request-frame.js'
-import { coalesce } from './coalesce.js'
+import { TurnWriter } from './coalesce.js'
 
 const MiB = 1024 * 1024
 
@@ -49,6 +49,8 @@ export class Connection {
   private stall?: NodeJS.Timeout
   /** the writes waiting for the socket's next drain (or its close) */
   private drain?: { promise: Promise<void>, resolve: () => void, reject: (err: Error) => void }
+  /** every write of the connection goes through it: one socket write per turn */
+  private readonly out: TurnWriter
 
   constructor (
     readonly socket: Socket,
@@ -58,7 +60,9 @@ export class Connection {
     /** told once each request run settled */
     private readonly onSettled: () => void = () => {}
   ) {
-    socket.on('drain', () => { this.clearStall(); this.settleDrain(); this.pump() })
+    // a turn's writes the socket took at once after one was answered false: the same as its 'drain'
+    this.out = new TurnWriter(socket, this.roomAgain)
+    socket.on('drain', this.roomAgain)
     socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
   }
 
@@ -85,6 +89,9 @@ export class Connection {
     else d.reject(err)
   }
 
+  /** The socket has room again (its 'drain', or the turn writer's word that no drain is owed) */
+  private readonly roomAgain = (): void => { this.clearStall(); this.settleDrain(); this.pump() }
+
   /** A request finished (or failed): one bound function for all of them, no closure per request. */
   private readonly settled = (): void => { this.pending--; this.onSettled(); this.pump() }
 
@@ -95,7 +102,7 @@ export class Connection {
   }
 
   private congested (): boolean {
-    return this.socket.writableLength >= this.limits.outputBytes
+    return this.out.length >= this.limits.outputBytes
   }
 
   private pump (): void {
@@ -163,12 +170,13 @@ export class Connection {
     if (socket.destroyed) throw new ClientGoneError()
     if (data === undefined) return undefined
     // (one reply larger than the bound may go out alone, to a client that reads)
-    if (socket.writableLength > 0 && socket.writableLength + data.length > this.limits.hardOutputBytes) {
-      this.drop(`${socket.writableLength} bytes of replies unread`)
+    const unsent = this.out.length
+    if (unsent > 0 && unsent + data.length > this.limits.hardOutputBytes) {
+      this.drop(`${unsent} bytes of replies unread`)
       throw new ClientGoneError()
     }
-    coalesce(socket)
-    if (socket.write(data)) return undefined
+    // the writes of this turn leave together, as one write, once its microtasks ran
+    if (this.out.write(data)) return undefined
     if (!stream) this.watchStall()
     return this.nextDrain()
   }

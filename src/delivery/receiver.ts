@@ -16,9 +16,14 @@ export interface Denial { code: string, reason: string, retry?: boolean }
 /** Decides whether a packet from a remote host may enter a local inbox. */
 export type Admit = (packet: Packet, remotePeer: string) => Promise<Denial | null>
 
+/** Admit's decision at once when it needs no wait; undefined: ask Admit. */
+export type AdmitNow = (packet: Packet, remotePeer: string) => Denial | null | undefined
+
 export interface ReceiverDeps {
   inbox: InboxStore
   admit: Admit
+  /** the same decision as `admit` where it can be made without waiting (a frame of such packets is admitted without an await per packet) */
+  admitNow?: AdmitNow
   /** told about each denied packet (for denied-attempt notices) */
   onDenied?: (packet: Packet, denial: Denial) => void
   log: Logger
@@ -75,7 +80,8 @@ export class PacketReceiver {
         // each packet copied once, into a buffer with room for its inbox value's header
         const frame = decodeFrameSpaced(chunk, ENTRY_HEADER)
         if (frame.t !== 'p') throw new MalformedFrameError(`malformed frame: a receiver takes packet frames, not type '${frame.t}'`)
-        const slots = await this.admitAll(frame.p, frame.v, remote, latch)
+        const admitted = this.admitAll(frame.p, frame.v, remote, latch)
+        const slots = admitted instanceof Promise ? await admitted : admitted
         mark('rx.admitted')
         const done = this.commit(slots, latch, storeLatched)
         pending++
@@ -104,22 +110,54 @@ export class PacketReceiver {
     }
   }
 
-  /** `values[k]`, if given: packet k with ENTRY_HEADER free bytes before it, the inbox value to fill (decodeFrameSpaced) */
-  private async admitAll (packets: Uint8Array[], values: Uint8Array[] | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot[]> {
+  /**
+   * `values[k]`, if given: packet k with ENTRY_HEADER free bytes before it, the inbox value to fill (decodeFrameSpaced).
+   * Without a wait while admitNow decides (the common case): a frame's slots then come without an await per packet.
+   */
+  private admitAll (packets: Uint8Array[], values: Uint8Array[] | undefined, remote: string, retryBlocked: Set<string>): Slot[] | Promise<Slot[]> {
     const slots: Slot[] = []
+    const now = this.deps.admitNow
     for (let k = 0; k < packets.length; k++) {
-      slots.push(await this.admitOne(packets[k], values?.[k], remote, retryBlocked))
+      const read = this.read(packets[k])
+      if (!('packet' in read)) { slots.push(read); continue }
+      const { packet } = read
+      if (retryBlocked.has(packet.to)) { slots.push({ result: RETRY_FIRST }); continue }
+      let denial: Denial | null | undefined
+      try {
+        denial = now?.(packet, remote)
+      } catch {
+        denial = undefined // the async check decides (and words the failure)
+      }
+      if (denial === undefined) return this.admitRest(slots, k, packet, packets, values, remote, retryBlocked)
+      slots.push(this.decided(packet, packets[k], values?.[k], denial, retryBlocked))
     }
     return slots
   }
 
-  private async admitOne (bytes: Uint8Array, value: Uint8Array | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot> {
-    let packet: Packet
+  /** admitAll from packet k on (decoded as `first`), each admission awaited in turn. */
+  private async admitRest (slots: Slot[], k: number, first: Packet, packets: Uint8Array[], values: Uint8Array[] | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot[]> {
+    slots.push(await this.admitDecoded(first, packets[k], values?.[k], remote, retryBlocked))
+    for (let j = k + 1; j < packets.length; j++) slots.push(await this.admitOne(packets[j], values?.[j], remote, retryBlocked))
+    return slots
+  }
+
+  /** The packet of these bytes, or the result that refuses them. */
+  private read (bytes: Uint8Array): { packet: Packet } | Slot {
     try {
-      packet = this.codec.decode(bytes)
+      return { packet: this.codec.decode(bytes) }
     } catch (err) {
       return { result: { c: errorCode(err), m: errorMessage(err) } }
     }
+  }
+
+  /** The reference path of one packet: decode, then the (async) admission. */
+  private async admitOne (bytes: Uint8Array, value: Uint8Array | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot> {
+    const read = this.read(bytes)
+    if (!('packet' in read)) return read
+    return await this.admitDecoded(read.packet, bytes, value, remote, retryBlocked)
+  }
+
+  private async admitDecoded (packet: Packet, bytes: Uint8Array, value: Uint8Array | undefined, remote: string, retryBlocked: Set<string>): Promise<Slot> {
     if (retryBlocked.has(packet.to)) return { result: RETRY_FIRST }
     let denial: Denial | null
     try {
@@ -128,6 +166,11 @@ export class PacketReceiver {
       // the check itself failed (e.g. a store read while the store reopens): nothing is decided, retry later
       denial = { code: errorCode(err), reason: `admission failed: ${errorMessage(err)}`, retry: true }
     }
+    return this.decided(packet, bytes, value, denial, retryBlocked)
+  }
+
+  /** The slot of a packet once its admission is decided. */
+  private decided (packet: Packet, bytes: Uint8Array, value: Uint8Array | undefined, denial: Denial | null, retryBlocked: Set<string>): Slot {
     if (denial !== null) {
       if (denial.retry === true) retryBlocked.add(packet.to)
       else this.deps.onDenied?.(packet, denial)

@@ -19,6 +19,8 @@ export type { QueueResult } from './transport.js'
 /** The receiving host's admission check, mandatory: a packet from a remote host enters an inbox only when it answers null. */
 export interface Admission {
   admit: (packet: Packet, remotePeer: string) => Promise<Denial | null>
+  /** admit's decision at once when it needs no wait (undefined: call admit) */
+  admitNow?: (packet: Packet, remotePeer: string) => Denial | null | undefined
   /** told about each denied packet (for denied-attempt notices) */
   denied: (packet: Packet, denial: Denial) => void
 }
@@ -78,6 +80,7 @@ export class DeliveryService implements Transport<PeerTarget> {
     this.receiver = new PacketReceiver({
       inbox: components.inbox,
       admit: admission.admit.bind(admission),
+      ...(admission.admitNow === undefined ? {} : { admitNow: admission.admitNow.bind(admission) }),
       onDenied: admission.denied.bind(admission),
       log: components.log
     })

@@ -9,11 +9,11 @@ import { join } from 'node:path'
 import * as lp from 'it-length-prefixed'
 import { pushable } from 'it-pushable'
 import type { Connection, Stream } from '@libp2p/interface'
-import { PacketReceiver, type Admit } from '../../src/delivery/receiver.js'
+import { PacketReceiver, type Admit, type AdmitNow, type Denial } from '../../src/delivery/receiver.js'
 import { RECEIVER_PENDING_FRAMES } from '../../src/delivery/constants.js'
 import { decodeFrame, encodeFrame, type AckResult, type Frame } from '../../src/delivery/frame.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
-import { encodePacket } from '../../src/packet/codec.js'
+import { decodePacket, encodePacket } from '../../src/packet/codec.js'
 import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
 import { InboxStore } from '../../src/store/inbox.js'
 import { MIB, StoreGuard } from '../../src/store/store-guard.js'
@@ -87,6 +87,45 @@ describe('receiver - every rejection path on the receive path is handled', () =>
   })
 
   const receiver = (admit: Admit = async () => null): PacketReceiver => new PacketReceiver({ inbox, admit, log: () => {} })
+
+  it('admitted without a wait (admitNow) or through admit alone: the same acks, inbox entries and denials, in the same order', async () => {
+    // the decision by the packet's text; "wait": admitNow leaves it to admit; "throw": admitNow fails, admit decides
+    const decide = (text: string): Denial | null => text.startsWith('deny') ? { code: 'DENIED', reason: `no ${text}` } : text.startsWith('later') ? { code: 'LATER', reason: 'not now', retry: true } : null
+    const textOf = (p: { payload: { text?: string } }): string => p.payload.text ?? ''
+    const admit: Admit = async (p) => decide(textOf(p))
+    const admitNow: AdmitNow = (p) => {
+      const t = textOf(p)
+      if (t.startsWith('wait')) return undefined
+      if (t.startsWith('throw')) throw new Error('no quick answer')
+      return decide(t)
+    }
+    const texts = [['ok1', 'deny1', 'ok2'], ['wait1', 'ok3', 'deny2', 'wait2'], ['throw1', 'ok4'], ['later1', 'ok5'], ['ok6', 'deny3', 'wait3', 'ok7'], ['ok8']]
+    const other = await openDb(join(dir, 'store-2'))
+    try {
+      const inboxes = [inbox, new InboxStore(other, new Committer(batchTarget(other), 'batch'), 1000)]
+      const outcome = []
+      for (const [k, withNow] of [[0, true], [1, false]] as const) {
+        const denied: string[] = []
+        const r = new PacketReceiver({ inbox: inboxes[k], admit, ...(withNow ? { admitNow } : {}), onDenied: (p, d) => denied.push(`${textOf(p)} ${d.code}`), log: () => {} })
+        const s = streamInto(r)
+        // to BOB, and CAROL's later1 latches CAROL (retry) for the rest of the stream; one malformed packet
+        texts.forEach((frame, b) => s.send({ t: 'p', b: b + 1, p: frame.map((t) => t === 'ok2' ? Uint8Array.of(0xa0) : packet(t.startsWith('later') || t === 'ok5' || t === 'ok6' ? CAROL : BOB, t)) }))
+        const replies = await s.replies(texts.length)
+        s.end()
+        await s.done
+        const stored = async (node: string): Promise<string[]> => (await inboxes[k].read(node, 0, 100)).map((e) => `${e.seq} ${textOf(decodePacket(e.packet))}`)
+        outcome.push({ acks: replies.map(codes), denied, bob: await stored(BOB), carol: await stored(CAROL) })
+      }
+      assert.deepEqual(outcome[0], outcome[1])
+      assert.deepEqual(outcome[0].acks[0], ['seq 1', 'DENIED', outcome[0].acks[0][2]])
+      assert.ok(outcome[0].acks[3].includes('LATER (retry)') && outcome[0].acks[4].includes('RETRY (retry)'), JSON.stringify(outcome[0].acks))
+      assert.deepEqual(outcome[0].denied, ['deny1 DENIED', 'deny2 DENIED', 'deny3 DENIED'])
+      assert.deepEqual(outcome[0].bob.map((e) => e.split(' ')[1]), ['ok1', 'wait1', 'ok3', 'wait2', 'throw1', 'ok4', 'wait3', 'ok7', 'ok8'])
+    } finally {
+      await other.close()
+    }
+    assert.deepEqual(unhandled, [])
+  })
 
   it('an admission check that throws answers retry-later, and stores nothing', async () => {
     const s = streamInto(receiver(async () => { throw new Error('store is reopening') }))

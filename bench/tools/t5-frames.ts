@@ -6,7 +6,8 @@
 // its delivered receipts: batch records (`z!`, one per ack within
 // DELIVERED_WINDOW_MS of the send) and per-id records (`h!<id>!delivered`,
 // the late acks). `1 30000` is T2's shape (one sender, 512 in flight) for
-// comparison. Counts, not CPU: the trace marks cost CPU themselves.
+// comparison. Counts, not CPU: the trace marks cost CPU themselves. The window ends when the
+// receiver holds the last packet, so the acks of the last frames in flight fall after it.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t5-frames.js [senders] [per sender] [warm-up per sender]
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -90,13 +91,13 @@ async function receiptsOf (store: string): Promise<Receipts> {
   const db = await openDb(store)
   const out: Receipts = { batches: 0, batched: 0, perId: 0 }
   try {
-    for await (const [key, value] of db.iterator({ gte: Bucket.receiptBatch, lt: `${Bucket.receiptBatch}\xff` })) {
+    for await (const value of db.values({ gte: Bucket.receiptBatch, lt: `${Bucket.receiptBatch}\xff` })) {
       out.batches++
+      // receipt-batches.ts's layout: format, at (float64), k strings (len u8 + bytes), then the item count (u16)
       const b = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
       let pos = 10
       for (let k = b[9]; k > 0; k--) pos += 1 + b[pos]
       out.batched += b.readUInt16BE(pos)
-      void key
     }
     for await (const key of db.keys({ gte: Bucket.receipt, lt: `${Bucket.receipt}\xff` })) if (key.endsWith('!delivered')) out.perId++
   } finally {

@@ -6,7 +6,7 @@ import { nowMs, perSecond } from '../lib/stats.js'
 import type { BenchContext, Figure, Measurement } from '../lib/types.js'
 import { RX } from './pair.js'
 import { waitQuiet } from '../lib/quiet.js'
-import { WINDOW, t2Warm } from './t2-throughput.js'
+import { WINDOW } from './t2-throughput.js'
 import { cpuFigures, startCpu, type CpuPerItem } from '../lib/cpu.js'
 import { FILL_FIRST_DELAY } from '../../src/discovery/table-filler.js'
 
@@ -14,6 +14,17 @@ import { FILL_FIRST_DELAY } from '../../src/discovery/table-filler.js'
 const WARM = 50
 /** after the table fillers' first walk is due, how long it is given before the quiet check, ms */
 const FILL_SETTLE_MS = 3000
+/** the receiver's node that takes the warm-up (its own inbox: RX holds only the counted packets, and neither nears the inbox cap) */
+export const WARM_NODE = 'rx-warm'
+
+/**
+ * Warm-up sends per sender right before the burst. A daemon's JIT keeps compiling its hot paths
+ * (TurboFan jobs on V8's worker threads) through its first ~20,000 sends: in T2's counted burst
+ * ~30 % of the sender's CPU in its first 0.5 s, ~8 % 2 s later (perf, docs/PERFORMANCE.md session 12).
+ * With T2's warm-up (2,000) compile was 23-50 % of the ten T5 senders' CPU all through the burst;
+ * after 8,000 each, 13-36 %. More would run the receiver's inbox for the warm-up past its cap.
+ */
+export function t5Warm (ctx: BenchContext): number { return ctx.count(8000, 200) }
 
 async function sleepMs (ms: number): Promise<void> {
   if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
@@ -63,7 +74,7 @@ export interface FanInOptions {
   senders?: number
   /** packets each sender sends in the burst (default 3,000, --quick 500) */
   perSender?: number
-  /** warm-up packets per sender right before the burst (default T2's warm-up, t2Warm) */
+  /** warm-up packets per sender right before the burst, to WARM_NODE (default t5Warm) */
   warm?: number
 }
 
@@ -71,16 +82,17 @@ export interface FanInOptions {
 export async function fanIn (ctx: BenchContext, probe?: BurstProbe, opts: FanInOptions = {}): Promise<Figure[]> {
   const senders = opts.senders ?? ctx.count(10, 3)
   const perSender = opts.perSender ?? ctx.count(3000, 500)
-  const warm = opts.warm ?? t2Warm(ctx)
+  const warm = opts.warm ?? t5Warm(ctx)
   const rx = await Daemon.start(ctx, 't5-rx')
   const all: Daemon[] = [rx]
   try {
     await rx.ensureNode(RX)
+    await rx.ensureNode(WARM_NODE)
     const tx = await startMany(ctx, Array.from({ length: senders }, (_, i) => `t5-s${i}`), () => ({ peers: [rx.addr] }))
     all.push(...tx)
     const started = nowMs()
-    await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX) }))
-    for (let i = 0; i < senders; i++) await rx.grant(RX, `s${i}`)
+    await Promise.all(tx.map(async (d, i) => { await d.ensureNode(`s${i}`); await d.waitKnows(RX); await d.waitKnows(WARM_NODE) }))
+    for (let i = 0; i < senders; i++) { await rx.grant(RX, `s${i}`); await rx.grant(WARM_NODE, `s${i}`) }
     await Promise.all(tx.map(async (_, i) => { await rx.waitKnows(`s${i}`) }))
     // first contact: each link up and each sender's card checked once
     await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, WARM, 512, 16) }))
@@ -91,11 +103,12 @@ export async function fanIn (ctx: BenchContext, probe?: BurstProbe, opts: FanInO
     await sleepMs(started + FILL_FIRST_DELAY + FILL_SETTLE_MS - nowMs())
     const q = await waitQuiet(all.map((d) => d.pid), { maxCpu: 0.03 * all.length, timeoutMs: 60_000 })
     ctx.log(`${all.length} hosts ${q.quiet ? 'quiet' : 'still busy'} ${Math.round(nowMs() - started)} ms after the senders started (quiet check ${Math.round(q.waitedMs)} ms) (${(q.cpu * 100).toFixed(0)} % of one CPU together)`)
-    // warm-up right before the burst, per sender what T2 gives its one sender (its packets are not counted):
-    // a daemon's first couple of thousand sends cost it ~1.7x the later ones (JIT tier-up, young-generation
-    // growth; docs/PERFORMANCE.md session 10), and with only 3,000 each the burst ran in that start-up
-    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, RX, warm, 512, WINDOW) }))
-    const base = senders * (WARM + warm)
+    // warm-up right before the burst, to the receiver's other node (its packets are not counted): a daemon's
+    // first thousands of sends cost it more than the later ones (JIT tier-up, young-generation growth;
+    // docs/PERFORMANCE.md sessions 10 and 12), and with only 3,000 each the burst ran in that start-up
+    await Promise.all(tx.map(async (d, i) => { await sendMany(d.control, `s${i}`, WARM_NODE, warm, 512, WINDOW) }))
+    await waitInbox(rx, WARM_NODE, senders * warm)
+    const base = senders * WARM
     await waitInbox(rx, RX, base)
     let accepted = 0
     const delivered = async (): Promise<number> => await rx.inboxLast(RX) - base

@@ -5,7 +5,8 @@
 // receiver holds), to tell a cost that falls as the processes warm up from
 // one that stays per packet.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t5-threads.js [senders] [per sender] [warm-up per sender] [slices]
-// defaults: T5's own (10, 3,000, T2's 2,000), 6 slices; a warm-up of 0 is T5 before session 10
+// defaults: T5's own (10, 3,000, t5Warm's 8,000 to the receiver's other node), 6 slices; 2000 is T5's warm-up of
+// session 10 (T2's), 0 is T5 before session 10
 // (only the 50 first-contact sends per sender, before the hosts settle). T5_ROOT=DIR runs the daemons of another
 // build (a directory with its dist/, bin/, package.json and node_modules), as root-ab.ts does;
 // T5_KEEP=1 keeps the hosts' homes (their amesh.log, e.g. with AMESH_BENCH_NODE_ARGS=--trace-gc).

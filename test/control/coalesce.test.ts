@@ -46,9 +46,24 @@ async function pair (): Promise<{ server: Server, writer: Socket, received: () =
 }
 
 /** Write every turn (each in its own turn of the event loop), then end; the reader's bytes and each write's answer. */
-/** Each turn's answers; after a turn with a false one, room is told (the socket's 'drain' or the writer's onRoom), as a connection waits for. */
 async function run (all: Part[][], write: (socket: Socket, onRoom: () => void) => (data: Part) => boolean): Promise<{ bytes: Buffer, answers: boolean[], writes: number }> {
   const p = await pair()
+  try {
+    return await turnsThrough(p, all, write)
+  } finally {
+    close(p)
+  }
+}
+
+/** The socket pair's ends closed and its directory removed, also after a failed assertion. */
+function close (p: { server: Server, writer: Socket, dir: string }): void {
+  p.writer.destroy()
+  p.server.close()
+  rmSync(p.dir, { recursive: true, force: true })
+}
+
+/** Each turn's answers; after a turn with a false one, room is told (the socket's 'drain' or the writer's onRoom), as a connection waits for. */
+async function turnsThrough (p: Awaited<ReturnType<typeof pair>>, all: Part[][], write: (socket: Socket, onRoom: () => void) => (data: Part) => boolean): Promise<{ bytes: Buffer, answers: boolean[], writes: number }> {
   let writes = 0
   const real = p.writer.write.bind(p.writer) as (data: Part) => boolean
   ;(p.writer as unknown as { write: (data: Part) => boolean }).write = (data: Part) => { writes++; return real(data) }
@@ -74,9 +89,6 @@ async function run (all: Part[][], write: (socket: Socket, onRoom: () => void) =
   }
   p.writer.end()
   const bytes = await p.received()
-  p.writer.destroy()
-  p.server.close()
-  rmSync(p.dir, { recursive: true, force: true })
   return { bytes, answers, writes }
 }
 
@@ -99,25 +111,27 @@ describe('control - one socket write per turn (TurnWriter)', () => {
 
   it('hands a turn of strings to the socket as two writes (the first at once), a lent Buffer at once, and a destroyed socket drops what was queued', async () => {
     const p = await pair()
-    let writes = 0
-    const real = p.writer.write.bind(p.writer) as (data: Part) => boolean
-    ;(p.writer as unknown as { write: (data: Part) => boolean }).write = (data: Part) => { writes++; return real(data) }
-    const w = new TurnWriter(p.writer)
-    for (let k = 0; k < 100; k++) w.write(`line ${k}\n`)
-    assert.equal(writes, 1, 'the first write of the turn leaves at once')
-    assert.equal(w.length - p.writer.writableLength, 9 * 7 + 90 * 8)
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.equal(writes, 2)
-    // a lent Buffer leaves at once, after what was queued before it
-    w.write('a\n')
-    const lentBuffer = Buffer.from('b\n')
-    w.write(lentBuffer)
-    assert.equal(writes, 4)
-    w.write('lost\n')
-    p.writer.destroy()
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.equal(writes, 4)
-    p.server.close()
-    rmSync(p.dir, { recursive: true, force: true })
+    try {
+      let writes = 0
+      const real = p.writer.write.bind(p.writer) as (data: Part) => boolean
+      ;(p.writer as unknown as { write: (data: Part) => boolean }).write = (data: Part) => { writes++; return real(data) }
+      const w = new TurnWriter(p.writer)
+      for (let k = 0; k < 100; k++) w.write(`line ${k}\n`)
+      assert.equal(writes, 1, 'the first write of the turn leaves at once')
+      assert.equal(w.length - p.writer.writableLength, 9 * 7 + 90 * 8)
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.equal(writes, 2)
+      // a lent Buffer leaves at once, after what was queued before it
+      w.write('a\n')
+      const lentBuffer = Buffer.from('b\n')
+      w.write(lentBuffer)
+      assert.equal(writes, 4)
+      w.write('lost\n')
+      p.writer.destroy()
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.equal(writes, 4)
+    } finally {
+      close(p)
+    }
   })
 })

@@ -1,7 +1,6 @@
 import { strict as assert } from 'node:assert'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { MALLOC_TRIM_BYTES, SEMI_SPACE_MIB, daemonEnv, daemonNodeFlags } from '../../src/host/heap.js'
-import { V8_WORKER_NICE } from '../../src/host/v8-threads.js'
 import { startHost, type TestHost } from '../utils/hosts.js'
 
 interface Status { pid: number, heap_policy: string, memory: { rss: number, heap_used: number, heap_total: number, external: number, array_buffers: number } }
@@ -27,17 +26,6 @@ describe('e2e daemon heap policy and memory report', function () {
     const argv = readFileSync(`/proc/${st.pid}/cmdline`, 'utf8').split('\0')
     assert.ok(argv.includes(`--max-semi-space-size=${SEMI_SPACE_MIB}`), `daemon command line: ${argv.join(' ')}`)
     assert.ok(argv.indexOf(`--max-semi-space-size=${SEMI_SPACE_MIB}`) < argv.indexOf('up'), 'a node flag, before the script')
-  })
-
-  it('runs the daemon with its V8 workers, and only them, at the lowest priority', async function () {
-    if (process.platform !== 'linux') this.skip()
-    const st = JSON.parse(await h.ok(['status', '--json'])) as Status
-    const nice = readdirSync(`/proc/${st.pid}/task`).map((tid) => {
-      const s = readFileSync(`/proc/${st.pid}/task/${tid}/stat`, 'utf8')
-      return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[16])
-    })
-    assert.equal(nice.filter((n) => n === V8_WORKER_NICE).length, 4, `threads' nice values: ${nice.join(' ')}`)
-    assert.ok(nice.length > 4 + 2, 'the main thread, libuv\'s pool and the others keep theirs')
   })
 
   it('runs the daemon that `up --detach` spawned with a fixed malloc trim threshold', async function () {

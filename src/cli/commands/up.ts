@@ -78,9 +78,6 @@ async function detach (args: Parsed, home: string): Promise<number> {
 async function foreground (config: HostConfig, home: string, before: HomeSnapshot): Promise<number> {
   const { tuneHeap } = await import('../../host/heap.js')
   tuneHeap()
-  // V8's worker threads (its compiler) behind the packet path (v8-threads.ts); before the daemon stack starts threads of its own
-  const { lowerV8Workers } = await import('../../host/v8-threads.js')
-  lowerV8Workers()
   // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
   const { runDaemon } = await import('../../host/daemon.js')
   let daemon

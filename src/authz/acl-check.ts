@@ -6,7 +6,7 @@ import type { LocalNode, NodeStore } from '../store/nodes.js'
 import { AccessDeniedError, errorCode, errorMessage, type AmeshError } from '../util/errors.js'
 import type { Target } from '../routing/resolve.js'
 import type { AclStore } from './acl-store.js'
-import { KeyMemo, recordingLookup, type DecisionCache, type NodeDeps } from './decision-cache.js'
+import { keyOf, recordingLookup, type DecisionCache, type NodeDeps } from './decision-cache.js'
 import { lineagePathOf, localAncestors } from './lineage-path.js'
 
 /** A cached sender-side allow: the decision, the proof it attached, and the remote card it was decided against. */
@@ -40,13 +40,9 @@ function context (nodes: NodeLookup, acl: AclStore, now: number, deps: NodeDeps)
   }
 }
 
-/** the decision caches' keys of the last packet each side checked (a stream asks with the same parts) */
-const sendKeys = new KeyMemo()
-const receiveKeys = new KeyMemo()
-
 /** Sender side: attach proof (lineage path, a held grant chain) and fail fast with the receiver's reason. */
 export function checkSend (nodes: NodeLookup, acl: AclStore, packet: Packet, from: LocalNode, target: Target, cache?: SendCache): Decision {
-  const key = sendKeys.of(from.record.id, target.id, packet.signal, packet.scope.zone)
+  const key = cache?.keys.of(from.record.id, target.id, packet.signal, packet.scope.zone) ?? keyOf(from.record.id, target.id, packet.signal, packet.scope.zone)
   const now = Date.now()
   const card = target.kind === 'remote' ? target.card : undefined
   const hit = cache?.get(key, acl.generation, now, [])
@@ -108,7 +104,7 @@ export function denialError (decision: Extract<Decision, { allow: false }>, pack
 
 /** Receiver side: decide from the packet's proof and this host's own records (`target`: the local node it is for). */
 export function checkReceive (nodes: NodeLookup, acl: AclStore, packet: Packet, target: LocalNode, senderName: string | undefined, cache?: ReceiveCache): Denial | null {
-  const key = receiveKeys.of(packet.from, packet.to, packet.signal, packet.scope.zone, senderName ?? '')
+  const key = cache?.keys.of(packet.from, packet.to, packet.signal, packet.scope.zone, senderName ?? '') ?? keyOf(packet.from, packet.to, packet.signal, packet.scope.zone, senderName ?? '')
   const now = Date.now()
   const proof = [packet.proof?.lineage, packet.proof?.grants]
   if (cache?.get(key, acl.generation, now, proof) === true) return null

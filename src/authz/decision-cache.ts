@@ -44,6 +44,8 @@ function sameList (a: readonly Uint8Array[] | undefined, b: readonly Uint8Array[
 
 export class DecisionCache<T> {
   private readonly entries = new Map<string, CachedAllow<T>>()
+  /** the key of the last decision asked for, kept while its parts repeat (each cache its own: no module-level state) */
+  readonly keys = new KeyMemo()
 
   constructor (
     private readonly lookupNode: (id: string) => LocalNode | undefined,

@@ -16,7 +16,12 @@ export interface PerfRun { stop: () => Promise<void> }
 
 /** Start sampling the processes `pids` into `file` (kernel and user space, every PERIOD_US of CPU per thread). */
 export async function startPerf (pids: number[], file: string): Promise<PerfRun> {
-  const child: ChildProcess = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-c', String(PERIOD_US * 1000), '-k', 'CLOCK_MONOTONIC', '-p', pids.join(','), '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] })
+  return await perfRecord(['-e', 'cpu-clock', '-c', String(PERIOD_US * 1000), '-p', pids.join(',')], file)
+}
+
+/** `perf record` of `args` into `file` on CLOCK_MONOTONIC; resolves once perf had time to attach, stopped with SIGINT. */
+export async function perfRecord (args: string[], file: string): Promise<PerfRun> {
+  const child: ChildProcess = spawn('perf', ['record', '-q', ...args, '-k', 'CLOCK_MONOTONIC', '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   // perf attaches within a few ms; give it time before the samples start
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -28,16 +33,21 @@ export async function startPerf (pids: number[], file: string): Promise<PerfRun>
   }
 }
 
-/** The samples of a perf.data file, in time order. */
-export async function readPerf (file: string): Promise<PerfSample[]> {
-  const text = await new Promise<string>((resolve, reject) => {
-    const child = spawn('perf', ['script', '-i', file, '--ns', '-F', 'pid,tid,time,ip,sym,dso'], { stdio: ['ignore', 'pipe', 'ignore'] })
+/** `perf script` of `file` with these fields (`-F`), times in ns: its whole output. */
+export async function perfScript (file: string, fields: string): Promise<string> {
+  return await new Promise<string>((resolve, reject) => {
+    const child = spawn('perf', ['script', '-i', file, '--ns', '-F', fields], { stdio: ['ignore', 'pipe', 'ignore'] })
     let out = ''
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (s: string) => { out += s })
     child.once('error', reject)
     child.once('exit', () => resolve(out))
   })
+}
+
+/** The samples of a perf.data file, in time order. */
+export async function readPerf (file: string): Promise<PerfSample[]> {
+  const text = await perfScript(file, 'pid,tid,time,ip,sym,dso')
   const out: PerfSample[] = []
   for (const line of text.split('\n')) {
     const m = /^\s*(\d+)\/(\d+)\s+(\d+)\.(\d+):\s+(.*?)\s*\(([^)]*)\)\s*$/.exec(line)

@@ -5,7 +5,7 @@
 // tells a wait behind the process's own background threads (V8's compiler
 // and GC helpers) from a wait behind other processes on a shared machine.
 // Linux with `perf` and root (tracepoints) only.
-import { spawn } from 'node:child_process'
+import { perfRecord, perfScript, type PerfRun } from './perf-threads.js'
 import { readdir } from 'node:fs/promises'
 
 export interface Segment { cpu: number, tid: number, from: bigint, to: bigint }
@@ -13,22 +13,8 @@ export interface Wait { tid: number, from: bigint, to: bigint }
 export interface SchedTrace { segments: Segment[][], waits: Wait[] }
 
 /** Start recording switches and wake-ups on every CPU into `file`; resolves once perf had time to attach. */
-export async function startSched (file: string): Promise<{ stop: () => Promise<void> }> {
-  const child = spawn('perf', ['record', '-q', '-a', '-e', 'sched:sched_switch', '-e', 'sched:sched_wakeup', '-k', 'CLOCK_MONOTONIC', '-o', file], { stdio: ['ignore', 'ignore', 'inherit'] })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  await new Promise((resolve) => setTimeout(resolve, 500))
-  return { stop: async () => { child.kill('SIGINT'); await exited } }
-}
-
-async function script (file: string): Promise<string> {
-  return await new Promise<string>((resolve, reject) => {
-    const child = spawn('perf', ['script', '-i', file, '--ns', '-F', 'cpu,time,event,trace'], { stdio: ['ignore', 'pipe', 'ignore'] })
-    let out = ''
-    child.stdout.setEncoding('utf8')
-    child.stdout.on('data', (s: string) => { out += s })
-    child.once('error', reject)
-    child.once('exit', () => resolve(out))
-  })
+export async function startSched (file: string): Promise<PerfRun> {
+  return await perfRecord(['-a', '-e', 'sched:sched_switch', '-e', 'sched:sched_wakeup'], file)
 }
 
 /** Run segments per CPU and the wait intervals of the `watched` threads (wake-up or preemption until switched in). */
@@ -37,7 +23,7 @@ export async function readSched (file: string, watched: Set<number>): Promise<Sc
   const waits: Wait[] = []
   const running = new Map<number, { tid: number, since: bigint }>()
   const waiting = new Map<number, bigint>()
-  for (const line of (await script(file)).split('\n')) {
+  for (const line of (await perfScript(file, 'cpu,time,event,trace')).split('\n')) {
     const m = /^\s*\[(\d+)\]\s+(\d+)\.(\d+):\s+sched:(sched_switch|sched_wakeup):\s+(.*)$/.exec(line)
     if (m === null) continue
     const cpu = Number(m[1])

@@ -4,6 +4,7 @@
 import type { Signal, Zone } from '../packet/types.js'
 import type { Party } from './decide.js'
 import { checkSendProfile, type Profile } from './profile.js'
+import type { TokenPolicy } from './token.js'
 
 const SHELL_SAFE = /^[A-Za-z0-9._:@%+=,/-]+$/
 
@@ -62,4 +63,12 @@ export function denialHint (code: string, f: HintFacts): string | undefined {
   if (code.startsWith('PROFILE_')) return profileHint(code, f)
   const grant = `amesh grant --as ${shellWord(label(f.target))} --to ${shellWord(label(f.sender))} --signals ${f.signal}`
   return `to allow it, ${where(f, true)}: ${grant}`
+}
+
+/** Which flag narrows a delegation back within the delegated grant's policy. */
+export function narrowingHint (parent: TokenPolicy, child: TokenPolicy): string {
+  const fixes: string[] = []
+  if (parent.signals !== undefined && (child.signals === undefined || child.signals.some((x) => !parent.signals?.includes(x)))) fixes.push(`--signals ${parent.signals.join(',')} (or fewer)`)
+  if (parent.zones !== undefined && (child.zones === undefined || child.zones.some((x) => !parent.zones?.includes(x)))) fixes.push(`--zones ${parent.zones.join(',')} (or fewer)`)
+  return fixes.length === 0 ? '' : `; the delegated grant allows only that much: pass ${fixes.join(' and ')}`
 }

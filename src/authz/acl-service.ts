@@ -2,7 +2,7 @@ import type { Libp2p } from '@libp2p/interface'
 import { signalPayloadProblem } from '../packet/rules.js'
 import { DEFAULT_DESTINATIONS, SIGNAL_DESTINATION, SignalDestinationError, destinationProblem, hasDestinationRule, proofParent, type DestinationPolicy } from './signal-destination.js'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { checkDepthPolicy, decodeToken, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
+import { checkDepthPolicy, decodeToken, narrowingHint, speaksForFrom, encodeLineage, encodeRevocation, encodeToken, issueLineage, issueRevocation, issueToken, validateProfile, verifyLineage, widening, type LineageCert, type Profile, type TokenPolicy } from '../acl/index.js'
 import type { CardExchange } from '../discovery/cards-protocol.js'
 import type { Directory } from '../discovery/directory.js'
 import type { Admission } from '../delivery/service.js'
@@ -23,6 +23,9 @@ import { GrantExchange, type GrantBundle } from './grant-exchange.js'
 import { encodeLineagePath, lineagePathOf, localAncestors } from './lineage-path.js'
 import { RevocationIntake } from './revocation-intake.js'
 import { RevocationPolicy, type SpeaksFor } from './revocation-policy.js'
+import type { AclPolicy, AnswerLookup } from './acl-policy.js'
+
+export type { AclPolicy, AnswerLookup } from './acl-policy.js'
 
 export interface GrantRequest { as: string, to: string, sub?: string, signals?: Signal[], zones?: Zone[], expiresMs?: number, delegate?: string }
 
@@ -33,26 +36,6 @@ function notServedHere (packet: Packet): Denial {
 }
 const HAND_RETRIES = 5
 const DEFAULT_GRANT_LIFETIME = 30 * 24 * 3600 * 1000
-
-/** The host settings the ACL service reads (from config.yaml). */
-export interface AclPolicy {
-  /** access-matrix profiles by node name */
-  profiles: Record<string, unknown>
-  /** lineage depth limit */
-  maxDepth: number
-  /** at most one denied-attempt notice per sender per window, ms */
-  deniedNoticeWindow: number
-  /** where CHECKPOINT, HANDOFF and RETURN may go (signal-destination.ts) */
-  signalDestinations?: DestinationPolicy
-}
-
-/** What a RETURN's destination check reads: the message it answers. */
-export interface AnswerLookup {
-  /** a message in a local node's inbox (the sending side): its sender and return_to */
-  received: (nodeId: string, msgId: string) => Promise<{ from: string, return_to?: string } | undefined>
-  /** a message this host sent (the receiving side): its sender and target */
-  sent: (msgId: string) => Promise<{ from: string, to: string } | undefined>
-}
 
 export interface AclComponents {
   db: RawDb
@@ -205,38 +188,37 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
   async admit (packet: Packet, remotePeer: string): Promise<Denial | null> {
     const target = this.c.nodes.get(packet.to)
     if (target === undefined) return notServedHere(packet)
-    let served = this.c.directory.hostOf(packet.from)
-    if (served === undefined) {
+    if (this.c.directory.hostOf(packet.from) === undefined) {
       const conn = this.c.libp2p.getConnections().find((c) => c.remotePeer.toString() === remotePeer)
       // a packet comes on a connection: without one the stream is gone (the receiver ends it)
       if (conn === undefined) throw new Error('not connected')
       await this.c.exchange.exchange(conn.remotePeer).catch(() => 0)
-      served = this.c.directory.hostOf(packet.from)
     }
-    if (served !== remotePeer) {
-      return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
-    }
+    const unbound = this.unbound(packet, remotePeer)
+    if (unbound !== null) return unbound
     const misdirected = await this.destinationOnReceive(packet, target)
     if (misdirected !== null) return misdirected
     return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
   }
 
   /**
-   * admit at once, when it decides without waiting: the sender's host is
-   * known (no card exchange) and no signal-destination rule applies (no
-   * record to read). undefined: call admit. The same decision as admit in
-   * every case it answers (test/authz/admit-now.test.ts compares the two).
+   * admit at once where it decides without waiting (the sender's host known:
+   * no card exchange; no signal-destination rule: no record to read); else
+   * undefined, and admit decides. test/authz/admit-now.test.ts compares them.
    */
   admitNow (packet: Packet, remotePeer: string): Denial | null | undefined {
     const target = this.c.nodes.get(packet.to)
     if (target === undefined) return notServedHere(packet)
-    const served = this.c.directory.hostOf(packet.from)
-    if (served === undefined) return undefined
-    if (served !== remotePeer) {
-      return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
-    }
-    if (hasDestinationRule(this.destinations, packet)) return undefined
+    if (this.c.directory.hostOf(packet.from) === undefined) return undefined
+    const unbound = this.unbound(packet, remotePeer)
+    if (unbound !== null || hasDestinationRule(this.destinations, packet)) return unbound ?? undefined
     return checkReceive(this.c.nodes, this.store, packet, target, this.c.directory.get(packet.from)?.name, this.receiveCache)
+  }
+
+  /** The channel binding: null when the sender node is served by the sending host (from its signed card). */
+  private unbound (packet: Packet, remotePeer: string): Denial | null {
+    if (this.c.directory.hostOf(packet.from) === remotePeer) return null
+    return { code: 'CHANNEL_BINDING', reason: `node ${packet.from} is not served by the sending host ${remotePeer}` }
   }
 
   private get destinations (): DestinationPolicy {
@@ -406,12 +388,4 @@ export class AclService implements SendAuthorizer, Admission, NodeCreator {
     this.store.touch()
     return valid
   }
-}
-
-/** Which flag narrows a delegation back within the delegated grant's policy. */
-function narrowingHint (parent: TokenPolicy, child: TokenPolicy): string {
-  const fixes: string[] = []
-  if (parent.signals !== undefined && (child.signals === undefined || child.signals.some((x) => !parent.signals?.includes(x)))) fixes.push(`--signals ${parent.signals.join(',')} (or fewer)`)
-  if (parent.zones !== undefined && (child.zones === undefined || child.zones.some((x) => !parent.zones?.includes(x)))) fixes.push(`--zones ${parent.zones.join(',')} (or fewer)`)
-  return fixes.length === 0 ? '' : `; the delegated grant allows only that much: pass ${fixes.join(' and ')}`
 }

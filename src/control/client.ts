@@ -38,15 +38,18 @@ const READ_CHUNK = 64 * 1024
 /**
  * The socket's reads for a reply reader: into the rest of the large frame
  * being received when there is one (its bytes land in place, LineFrameSplitter
- * readInto), else into a new chunk that is pushed as a 'data' chunk would be.
+ * readInto), else into one reused chunk whose read bytes are copied out and
+ * pushed as a 'data' chunk would be (a new 64 KiB buffer per read would be
+ * held whole by the few bytes of a reply line).
  */
 function readInto (reader: ReplyReader): OnReadOpts {
   let into: Buffer | undefined
+  const spare = Buffer.allocUnsafe(READ_CHUNK)
   return {
-    buffer: () => (into = reader.readInto()) ?? Buffer.allocUnsafe(READ_CHUNK),
+    buffer: () => (into = reader.readInto()) ?? spare,
     callback: (n: number, buf: Uint8Array): boolean => {
       if (buf === into) reader.filled(n)
-      else reader.push(Buffer.from(buf.buffer, buf.byteOffset, n))
+      else reader.push(Buffer.from(buf.subarray(0, n)))
       return true
     }
   }

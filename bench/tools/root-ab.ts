@@ -11,6 +11,7 @@ import { toolContext } from '../lib/tool-context.js'
 import { startCpu } from '../lib/cpu.js'
 import { p50, p99, perSecond } from '../lib/stats.js'
 import type { BenchContext } from '../lib/types.js'
+import type { Daemon } from '../lib/daemon.js'
 import { batched, burst } from '../amesh/t2-throughput.js'
 import { latencySplit } from '../amesh/t1-latency.js'
 import { startPair } from '../amesh/pair.js'
@@ -26,6 +27,12 @@ const KiB64 = 64 * 1024
 
 const f0 = (n: number | undefined): string => n === undefined ? '-' : n.toFixed(0)
 
+/** Each daemon's synced batches so far (`status`). */
+async function syncedOf (a: Daemon, b: Daemon): Promise<[number, number]> {
+  const [x, y] = await Promise.all([a, b].map(async (d) => ((await d.control.call('status')).commits as { synced: number }).synced))
+  return [x, y]
+}
+
 async function once (ctx: BenchContext, count: number): Promise<string> {
   const pair = await startPair(ctx, 'ab')
   try {
@@ -34,13 +41,16 @@ async function once (ctx: BenchContext, count: number): Promise<string> {
     const t1 = t1Samples === 0 ? { total: [0], accept: [0] } : await latencySplit(pair.a, pair.b, t1Samples, T1_WARMUP)
     const c1 = await cpu(t1Samples + T1_WARMUP)
     await burst(pair.a, pair.b, 2000, 512)
+    const before = await syncedOf(pair.a, pair.b)
     const r = await burst(pair.a, pair.b, count, 512)
+    const after = await syncedOf(pair.a, pair.b)
+    const commits = `synced s/r ${(1000 * (after[0] - before[0]) / count).toFixed(1)}/${(1000 * (after[1] - before[1]) / count).toFixed(1)} per 1,000 `
     const s = r.cpu.subjects
     const rb = withBatch ? await burst(pair.a, pair.b, count, 512, undefined, undefined, batched) : undefined
     const batch = rb === undefined ? '' : `T2.batch ${perSecond(count, rb.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${rb.cpu.client.toFixed(0)}/${f0(rb.cpu.subjects.sender)}/${f0(rb.cpu.subjects.receiver)} main s/r ${f0(rb.cpu.main.sender)}/${f0(rb.cpu.main.receiver)} us | `
     const r3 = t3Count > 0 ? (await burst(pair.a, pair.b, Math.max(1, Math.floor(t3Count / 10)), KiB64), await burst(pair.a, pair.b, t3Count, KiB64)) : undefined
     const t3 = r3 === undefined ? '' : `T3 ${perSecond(t3Count, r3.elapsedMs).toFixed(0).padStart(5)} msg/s cpu c/s/r ${r3.cpu.client.toFixed(0)}/${f0(r3.cpu.subjects.sender)}/${f0(r3.cpu.subjects.receiver)} main s/r ${f0(r3.cpu.main.sender)}/${f0(r3.cpu.main.receiver)} us | `
-    return t3 + batch + `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB | ` +
+    return t3 + batch + `pids ${pair.a.pid}/${pair.b.pid} T2 ${perSecond(count, r.elapsedMs).toFixed(0).padStart(6)} msg/s cpu c/s/r ${r.cpu.client.toFixed(0)}/${f0(s.sender)}/${f0(s.receiver)} main s/r ${f0(r.cpu.main.sender)}/${f0(r.cpu.main.receiver)} us rss s/r ${f0(r.peakRss.a / 2 ** 20)}/${f0(r.peakRss.b / 2 ** 20)} MiB ${commits}| ` +
       `T1 p50 ${p50(t1.total).toFixed(2)} p99 ${p99(t1.total).toFixed(2)} accept ${p50(t1.accept).toFixed(2)} ms cpu c/s/r ${c1.client.toFixed(0)}/${f0(c1.subjects.sender)}/${f0(c1.subjects.receiver)} us`
   } finally {
     await pair.stop()

@@ -262,6 +262,9 @@ const WINDOWS: Array<[string, string, string | undefined, string]> = [
   ['way in', 'A', undefined, 'A:ctl.in.send'],
   ['commit', 'A', 'A:commit.start', 'A:commit.done'],
   ['commit', 'B', 'B:commit.start', 'B:commit.done'],
+  ['durable to event', 'B', 'B:inbox.durable', 'B:follow.emit'],
+  ['frame to commit', 'B', 'B:rx.frame', 'B:commit.start'],
+  ['send to commit', 'A', 'A:ctl.in.send', 'A:commit.start'],
   ['sample', 'A', undefined, 'C:event'],
   ['sample', 'B', undefined, 'C:event']
 ]

@@ -13,7 +13,7 @@ export const HEAP_GROWING_PERCENT = 100
 const FLAG = 'heap-growing-percent'
 
 /** Whether the operator already chose a node flag (node flags, NODE_OPTIONS, or `also`). */
-function chosenByOperator (flag: string, also: readonly string[] = []): boolean {
+export function chosenByOperator (flag: string, also: readonly string[] = []): boolean {
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/), ...also]
   return given.some((a) => a.replace(/_/g, '-').startsWith(`--${flag}`))
 }

@@ -32,8 +32,9 @@ export interface CommitStats { batches: number, synced: number, ops: number }
  *
  * - `always`: one synced batch per write() call.
  * - `batch`: all writes queued while a batch is being written go into the next
- *   synced batch (a batch starts on the next turn of the event loop, or as soon
- *   as the previous one is on disk), up to MAX_BATCH_OPS per batch.
+ *   synced batch (it starts on the turn after the previous one is on disk; an
+ *   idle committer starts once the microtasks queued so far have run), up to
+ *   MAX_BATCH_OPS per batch.
  * - `none`: grouped like `batch`, but not synced (the OS decides when).
  *
  * With a StoreGuard, a failed batch is fatal to acknowledging: it and every
@@ -48,7 +49,11 @@ export class Committer {
   private scheduled = false
   readonly stats: CommitStats = { batches: 0, synced: 0, ops: 0 }
 
-  constructor (private readonly db: BatchTarget, readonly mode: Durability, private readonly guard?: StoreGuard) {}
+  /**
+   * `turnStart`: an idle committer's batch starts on the next turn too (the
+   * reference of the early start, for equivalence tests)
+   */
+  constructor (private readonly db: BatchTarget, readonly mode: Durability, private readonly guard?: StoreGuard, private readonly turnStart?: boolean) {}
 
   write (ops: WriteOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -61,12 +66,22 @@ export class Committer {
     })
   }
 
-  private schedule (): void {
+  /**
+   * Start the next batch: on the next turn after a batch (what queued while it
+   * was written goes in it), but once the microtasks queued so far have run
+   * when the committer was idle, so a lone write is on the pool thread before
+   * the rest of this turn's work (a socket write, a yamux window update), which
+   * then overlaps its fsync instead of going before it.
+   */
+  private schedule (idle = true): void {
     if (this.writing || this.scheduled) return
     mark('commit.queued')
     this.scheduled = true
-    setImmediate(() => { this.scheduled = false; void this.flush() })
+    if (idle && this.turnStart !== true) queueMicrotask(this.scheduledFlush)
+    else setImmediate(this.scheduledFlush)
   }
+
+  private readonly scheduledFlush = (): void => { this.scheduled = false; void this.flush() }
 
   /** The waiters of the next batch: one write() call in `always` mode, else as many as fit. */
   private take (): Waiter[] {
@@ -105,7 +120,7 @@ export class Committer {
       if (this.guard !== undefined && this.guard.state !== 'ok') this.refuseQueued(err)
     } finally {
       this.writing = false
-      if (this.queue.length > 0) this.schedule()
+      if (this.queue.length > 0) this.schedule(false)
     }
   }
 

@@ -1,5 +1,8 @@
 import { strict as assert } from 'node:assert'
-import { Committer, MAX_BATCH_OPS, type BatchTarget, type Durability, type WriteOp } from '../../src/store/db.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Committer, MAX_BATCH_OPS, batchTarget, openDb, type BatchTarget, type Durability, type WriteOp } from '../../src/store/db.js'
 
 interface Call { ops: WriteOp[], sync: boolean, finish: (err?: Error) => void }
 
@@ -167,5 +170,62 @@ describe('store - Committer', () => {
     await tick(); await tick()
     assert.equal(d.done, true)
     assert.equal(calls.length, 1)
+  })
+
+  it('an idle committer starts its batch once the microtasks queued so far ran, before the next turn; after a batch, the next starts on the next turn (what queued meanwhile goes in it)', async () => {
+    const { target, calls } = stub()
+    const c = new Committer(target, 'batch')
+    void c.write([put('a')])
+    void c.write([put('b')])
+    await Promise.resolve()
+    assert.equal(calls.length, 1, 'started before the next turn')
+    assert.deepEqual(calls[0].ops.map((o) => o.key), ['a', 'b'], 'writes of the same microtask run share it')
+    void c.write([put('c')])
+    calls[0].finish()
+    await Promise.resolve(); await Promise.resolve()
+    void c.write([put('d')])
+    await tick(); await tick()
+    assert.equal(calls.length, 2)
+    assert.deepEqual(calls[1].ops.map((o) => o.key), ['c', 'd'], 'queued while a batch was written, or in the turn it finished: the next batch')
+    calls[1].finish()
+    const ref = stub()
+    const r = new Committer(ref.target, 'batch', undefined, true)
+    void r.write([put('a')])
+    await Promise.resolve()
+    assert.equal(ref.calls.length, 0, 'the reference waits for the next turn')
+    await tick()
+    assert.equal(ref.calls.length, 1)
+    ref.calls[0].finish()
+  })
+
+  it('the early start stores exactly what the reference (a turn later) stores, each write acknowledged only after its synced batch (real LevelDB)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'amesh-committer-'))
+    try {
+      const stored: Array<Array<[string, string]>> = []
+      for (const turnStart of [false, true]) {
+        const db = await openDb(join(dir, String(turnStart)))
+        const inner = batchTarget(db)
+        let synced = 0
+        const c = new Committer({ batch: async (ops, o) => { await inner.batch(ops, o); if (o.sync) synced++ } }, 'batch', undefined, turnStart)
+        const writes: Array<Promise<void>> = []
+        for (let i = 0; i < 40; i++) {
+          const at = synced
+          const ops: WriteOp[] = [put(`k${i}`), ...(i % 7 === 3 ? [{ type: 'del', key: `k${i - 2}` } as WriteOp] : [])]
+          writes.push(c.write(ops).then(() => { assert.ok(synced > at, 'acknowledged only after a synced batch') }))
+          if (i % 3 === 0) await Promise.resolve()
+          if (i % 5 === 0) await tick()
+        }
+        await Promise.all(writes)
+        await c.drain()
+        const rows: Array<[string, string]> = []
+        for await (const [k, v] of db.iterator()) rows.push([k, Buffer.from(v).toString('hex')])
+        stored.push(rows)
+        await db.close()
+      }
+      assert.deepEqual(stored[0], stored[1])
+      assert.ok(stored[0].length > 30)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -78,6 +78,8 @@ async function detach (args: Parsed, home: string): Promise<number> {
 async function foreground (config: HostConfig, home: string, before: HomeSnapshot): Promise<number> {
   const { tuneHeap } = await import('../../host/heap.js')
   tuneHeap()
+  const { tuneJit } = await import('../../host/jit.js')
+  tuneJit()
   // the daemon stack (libp2p, LevelDB) loads only for `up`, not for every CLI call
   const { runDaemon } = await import('../../host/daemon.js')
   let daemon

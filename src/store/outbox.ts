@@ -4,6 +4,7 @@ import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { Bucket } from './schema.js'
 import { decodeEntryValue, EntryValueEncoder } from './outbox-values.js'
+import { hex, OutboxKeys } from './outbox-keys.js'
 
 const OUTBOX_PREFIX = Bucket.outbox
 const EXPIRY_PREFIX = Bucket.expiry
@@ -23,6 +24,8 @@ export interface OutboxEntry {
   /** expiry, ms since the epoch */
   exp: number
   packet: Uint8Array
+  /** its expiry index key when the store built it already (staged entries): expiryKey(exp, key) */
+  ikey?: string
   /**
    * set by the OutboxStore: the settle epoch at which it staged the entry or
    * began the read that returned it (see OutboxStore.present); a field, not a
@@ -49,37 +52,7 @@ export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
 const EMPTY = new Uint8Array(0)
 
-/** n (clamped to [0, 16^width - 1], floored) as `width` hex digits: the reference of hex() (tests) */
-export const hexReference = (n: number, width: number): string => Math.min(Math.max(0, Math.floor(n)), 16 ** width - 1).toString(16).padStart(width, '0')
-
-/** two hex digits of each byte value */
-const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'))
-const TWO_32 = 2 ** 32
-
-/**
- * hexReference for the widths keys use (up to 16): from the two 32-bit halves,
- * a byte at a time, where Number#toString(16) of a heap number (a seq or a
- * time in ms is one) took ~2x as long (three calls per packet).
- */
-export function hex (n: number, width: number): string {
-  if (!Number.isInteger(width) || width < 1 || width > 16 || Number.isNaN(n)) return hexReference(n, width)
-  const v = n >= 0 ? Math.min(Math.floor(n), 16 ** width - 1) : 0
-  // past 2^53, 16^width - 1 rounds up to 16^width (the reference then gives width + 1 digits)
-  if (v > Number.MAX_SAFE_INTEGER) return hexReference(n, width)
-  const lo = v % TWO_32
-  const hi = (v - lo) / TWO_32
-  const s = BYTE_HEX[hi >>> 24] + BYTE_HEX[(hi >>> 16) & 255] + BYTE_HEX[(hi >>> 8) & 255] + BYTE_HEX[hi & 255] +
-    BYTE_HEX[lo >>> 24] + BYTE_HEX[(lo >>> 16) & 255] + BYTE_HEX[(lo >>> 8) & 255] + BYTE_HEX[lo & 255]
-  return width === 16 ? s : s.slice(16 - width)
-}
-
-export function outboxKey (dest: string, seq: number): string {
-  return `${OUTBOX_PREFIX}${dest}!${hex(seq, 16)}`
-}
-
-function expiryKey (exp: number, key: string): string {
-  return `${EXPIRY_PREFIX}${hex(exp, 12)}!${key}`
-}
+export { hex, hexReference, outboxKey } from './outbox-keys.js'
 
 function deadKey (at: number, packetId: string): string {
   return `${DEAD_PREFIX}${hex(at, 12)}!${packetId}`
@@ -93,7 +66,7 @@ function parseKey (key: string): { dest: string, seq: number } {
 
 function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
   const v = decodeEntryValue(value)
-  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, epoch }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, ikey: undefined, epoch }
 }
 
 /** What else a removal writes, and how (see OutboxStore.remove). */
@@ -115,6 +88,8 @@ export interface RemoveOptions {
 export class OutboxStore {
   /** the queue entry values this store writes */
   private readonly values = new EntryValueEncoder()
+  /** the queue and index keys this store writes, as flat strings */
+  private readonly keys = new OutboxKeys()
   private readonly depth = new Map<string, number>()
   private deadCount = 0
   private nextSeq = 1
@@ -185,14 +160,16 @@ export class OutboxStore {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
-    const key = outboxKey(dest, this.nextSeq++)
+    const key = this.keys.queue(dest, this.nextSeq++)
     const value = this.values.encode(packetId, to, from, exp, packet, whole)
+    // built once: the removal deletes the same key
+    const ikey = this.keys.index(exp, key)
     const ops: WriteOp[] = [
       { type: 'put', key, value },
-      { type: 'put', key: expiryKey(exp, key), value: EMPTY }
+      { type: 'put', key: ikey, value: EMPTY }
     ]
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
-    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), epoch: this.epoch }
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), ikey, epoch: this.epoch }
     return { ops, entry }
   }
 
@@ -263,7 +240,7 @@ export class OutboxStore {
       else ask.push(k)
     }
     if (ask.length > 0) {
-      const values = await this.db.getMany(ask.map((k) => expiryKey(entries[k].exp, entries[k].key)))
+      const values = await this.db.getMany(ask.map((k) => this.indexKey(entries[k])))
       ask.forEach((k, n) => { out[k] = values[n] !== undefined })
     }
     return out
@@ -275,9 +252,14 @@ export class OutboxStore {
     for (const key of keys) this.settled.set(key, epoch)
   }
 
+  /** An entry's expiry index key: the one built at stage, else built now. */
+  private indexKey (entry: OutboxEntry): string {
+    return entry.ikey ?? this.keys.index(entry.exp, entry.key)
+  }
+
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {
     this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
-    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: expiryKey(entry.exp, entry.key) })
+    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: this.indexKey(entry) })
   }
 
   /**

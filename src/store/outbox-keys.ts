@@ -49,6 +49,23 @@ type Slice = (this: Buffer, start: number, end: number) => string
 const latin1Slice: Slice = (Buffer.prototype as unknown as { latin1Slice?: Slice }).latin1Slice ??
   function (this: Buffer, start: number, end: number) { return this.toString('latin1', start, end) }
 
+/** The seq of a queue key as outboxKey writes it (16 lower-case hex digits at its end), else undefined. */
+export function seqOfKey (key: string): number | undefined {
+  const n = key.length
+  if (n < OUTBOX_PREFIX.length + 17 || key.charCodeAt(n - 17) !== 0x21) return undefined
+  let hi = 0
+  let lo = 0
+  for (let k = n - 16; k < n; k++) {
+    const c = key.charCodeAt(k)
+    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1
+    if (d < 0) return undefined
+    if (k < n - 8) hi = hi * 16 + d
+    else lo = lo * 16 + d
+  }
+  const seq = hi * 2 ** 32 + lo
+  return Number.isSafeInteger(seq) ? seq : undefined
+}
+
 /** character codes of the hex digits */
 const DIGIT = Array.from('0123456789abcdef', (c) => c.charCodeAt(0))
 /** longest key written in the scratch buffer (longer ones, and any non-ASCII one, take the reference) */

@@ -4,7 +4,7 @@ import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { Bucket } from './schema.js'
 import { decodeEntryValue, EntryValueEncoder } from './outbox-values.js'
-import { hex, OutboxKeys } from './outbox-keys.js'
+import { hex, OutboxKeys, seqOfKey } from './outbox-keys.js'
 
 const OUTBOX_PREFIX = Bucket.outbox
 const EXPIRY_PREFIX = Bucket.expiry
@@ -26,6 +26,8 @@ export interface OutboxEntry {
   packet: Uint8Array
   /** its expiry index key when the store built it already (staged entries): expiryKey(exp, key) */
   ikey?: string
+  /** the enqueue seq of its key, when the store wrote or read it (seqOfKey(key)) */
+  seq?: number
   /**
    * set by the OutboxStore: the settle epoch at which it staged the entry or
    * began the read that returned it (see OutboxStore.present); a field, not a
@@ -52,7 +54,7 @@ export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
 const EMPTY = new Uint8Array(0)
 
-export { hex, hexReference, outboxKey } from './outbox-keys.js'
+export { hex, hexReference, outboxKey, seqOfKey } from './outbox-keys.js'
 
 function deadKey (at: number, packetId: string): string {
   return `${DEAD_PREFIX}${hex(at, 12)}!${packetId}`
@@ -66,7 +68,7 @@ function parseKey (key: string): { dest: string, seq: number } {
 
 function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
   const v = decodeEntryValue(value)
-  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, ikey: undefined, epoch }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, ikey: undefined, seq: seqOfKey(key), epoch }
 }
 
 /** What else a removal writes, and how (see OutboxStore.remove). */
@@ -103,21 +105,28 @@ export class OutboxStore {
    * epoch. `settled` holds the keys of the latest settles (key -> epoch) and
    * holds every key settled at an epoch >= `coveredFrom`. An entry tagged
    * r with r + 1 >= coveredFrom is queued iff its key is not in `settled`;
-   * older entries are checked in the store.
+   * older entries are checked in the store. A key is held as its seq (a
+   * number: no string to hash or to keep alive), which names it alone since
+   * every seq comes from this store's one counter and load() found none twice;
+   * otherwise (`bySeq` false) as the key string, the reference.
    */
   private epoch = 0
   private coveredFrom = 1
-  private readonly settled = new FifoMap<string, number>(SETTLED_KEYS, (_key, at) => {
+  private bySeq = true
+  private readonly settled = new FifoMap<number | string, number>(SETTLED_KEYS, (_key, at) => {
     if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
   })
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
 
   async load (): Promise<void> {
+    const seqs = new Set<number>()
     for await (const key of this.db.keys({ gt: OUTBOX_PREFIX, lt: OUTBOX_PREFIX + '\xff' })) {
       const { dest, seq } = parseKey(key)
       this.depth.set(dest, (this.depth.get(dest) ?? 0) + 1)
       if (seq >= this.nextSeq) this.nextSeq = seq + 1
+      const own = seqOfKey(key)
+      if (own !== undefined && seqs.size === seqs.add(own).size) this.bySeq = false // two queues hold one seq: keys are held as strings
     }
     for await (const _ of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + '\xff' })) this.deadCount++
   }
@@ -160,7 +169,8 @@ export class OutboxStore {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
-    const key = this.keys.queue(dest, this.nextSeq++)
+    const seq = this.nextSeq++
+    const key = this.keys.queue(dest, seq)
     const value = this.values.encode(packetId, to, from, exp, packet, whole)
     // built once: the removal deletes the same key
     const ikey = this.keys.index(exp, key)
@@ -169,7 +179,7 @@ export class OutboxStore {
       { type: 'put', key: ikey, value: EMPTY }
     ]
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
-    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), ikey, epoch: this.epoch }
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), ikey, seq, epoch: this.epoch }
     return { ops, entry }
   }
 
@@ -236,7 +246,8 @@ export class OutboxStore {
     const ask: number[] = []
     for (let k = 0; k < entries.length; k++) {
       const r = entries[k].epoch
-      if (r !== undefined && r + 1 >= this.coveredFrom) out[k] = !this.settled.has(entries[k].key)
+      const held = r !== undefined && r + 1 >= this.coveredFrom ? this.heldKey(entries[k]) : undefined
+      if (held !== undefined) out[k] = !this.settled.has(held)
       else ask.push(k)
     }
     if (ask.length > 0) {
@@ -247,9 +258,20 @@ export class OutboxStore {
   }
 
   /** A settle's write completed: remember its keys (bounded). */
-  private noteSettled (keys: string[]): void {
+  private noteSettled (entries: OutboxEntry[]): void {
     const epoch = ++this.epoch
-    for (const key of keys) this.settled.set(key, epoch)
+    for (const e of entries) {
+      const held = this.heldKey(e)
+      if (held !== undefined) this.settled.set(held, epoch)
+      // a key not held: entries read or staged before this settle are checked in the store
+      else this.coveredFrom = epoch + 1
+    }
+  }
+
+  /** How `settled` holds an entry's key: its seq, or the key string (bySeq false); undefined: neither (not a key this store wrote). */
+  private heldKey (e: OutboxEntry): number | string | undefined {
+    if (!this.bySeq) return e.key
+    return e.seq ?? seqOfKey(e.key)
   }
 
   /** An entry's expiry index key: the one built at stage, else built now. */
@@ -282,7 +304,7 @@ export class OutboxStore {
       for (const e of live) this.forget(e, ops)
       if (commit !== undefined) await commit(ops)
       else await this.committer.writeUnsynced(ops)
-      if (live.length > 0) this.noteSettled(live.map((e) => e.key))
+      if (live.length > 0) this.noteSettled(live)
       return live.length
     })
   }
@@ -307,7 +329,7 @@ export class OutboxStore {
       }
       if (commit !== undefined) await commit(ops, live)
       else await this.committer.write(ops)
-      this.noteSettled(live.map((d) => d.entry.key))
+      this.noteSettled(live.map((d) => d.entry))
       this.deadCount += live.length
       return live
     })

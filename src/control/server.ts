@@ -10,6 +10,7 @@ import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.
 import { type Reply, type Request } from './protocol.js'
 import { BINARY_METHODS, decodeRequestFrame, FRAMING_METHOD, type FramingResult, type RequestFrame } from './request-frame.js'
 import { RequestReader } from './request-reader.js'
+import { replyLine } from './reply-line.js'
 import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
 import { TRACING, mark } from '../util/trace.js'
 
@@ -228,7 +229,7 @@ export class ControlServer {
     if (result instanceof PagedArray || result instanceof FramedAnswer || result instanceof EncodedArray) return this.answerOther(conn, id, method, result)
     let written: Promise<void> | undefined
     try {
-      written = conn.reply(JSON.stringify({ id, result } satisfies Reply) + '\n')
+      written = conn.reply(replyLine(id, result))
     } catch (err) {
       return this.fail(conn, id, err)
     }

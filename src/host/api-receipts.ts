@@ -74,14 +74,38 @@ export function afterSend (host: Host, req: SendNote, r: QueueResult): ResultOf<
   const from = host.nodes.get(req.as)
   if (from !== undefined && r.state === 'queued') host.receipts.queued({ id: r.id, from: from.record.id, to: req.to, off })
   if (from !== undefined && r.state === 'delivered') return afterLocalSend(host, req, r, from.record.id, off)
-  return { ...r, receipt: off ? 'off' : r.state }
+  return sendAnswer(r, off ? 'off' : r.state)
+}
+
+/**
+ * `{ ...r, receipt }` (the reference, sendAnswerReference), written as a
+ * literal for the result a queued send has: JSON.stringify took its slow
+ * path on the spread's object (~1 µs more per reply, measured in one
+ * process). The same fields in the same order (test/host/send-answer.test.ts).
+ */
+export function sendAnswer (r: QueueResult, receipt: ResultOf<'send'>['receipt']): ResultOf<'send'> {
+  return idThenState(r) ? { id: r.id, state: r.state, receipt } : sendAnswerReference(r, receipt)
+}
+
+/** Whether the enumerable keys of r are exactly id, then state (what the outbox's queued result holds). */
+function idThenState (r: QueueResult): boolean {
+  let n = 0
+  for (const k in r) {
+    if (k !== (n === 0 ? 'id' : n === 1 ? 'state' : '')) return false
+    n++
+  }
+  return n === 2
+}
+
+export function sendAnswerReference (r: QueueResult, receipt: ResultOf<'send'>['receipt']): ResultOf<'send'> {
+  return { ...r, receipt }
 }
 
 /** afterSend of a send delivered into a local inbox: its receipt history starts as delivered. */
 async function afterLocalSend (host: Host, req: SendNote, r: QueueResult, from: string, off: boolean): Promise<ResultOf<'send'>> {
   const target = await host.resolver.resolve(req.to).catch(() => undefined) // resolved a moment ago by the send: from the cache
   if (target !== undefined) host.receipts.local({ id: r.id, to: target.id, from, off })
-  return { ...r, receipt: off ? 'off' : r.state }
+  return sendAnswer(r, off ? 'off' : r.state)
 }
 
 /** `send` to "broadcast": the copies, and a receipt history for each one sent. */

@@ -4,6 +4,7 @@ import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'
 import { Bucket } from './schema.js'
 import { decodeEntryValue, EntryValueEncoder } from './outbox-values.js'
+import { hex, OutboxKeys, seqOfKey } from './outbox-keys.js'
 
 const OUTBOX_PREFIX = Bucket.outbox
 const EXPIRY_PREFIX = Bucket.expiry
@@ -23,6 +24,10 @@ export interface OutboxEntry {
   /** expiry, ms since the epoch */
   exp: number
   packet: Uint8Array
+  /** its expiry index key when the store built it already (staged entries): expiryKey(exp, key) */
+  ikey?: string
+  /** the enqueue seq of its key, when the store wrote or read it (seqOfKey(key)) */
+  seq?: number
   /**
    * set by the OutboxStore: the settle epoch at which it staged the entry or
    * began the read that returned it (see OutboxStore.present); a field, not a
@@ -49,37 +54,7 @@ export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
 const EMPTY = new Uint8Array(0)
 
-/** n (clamped to [0, 16^width - 1], floored) as `width` hex digits: the reference of hex() (tests) */
-export const hexReference = (n: number, width: number): string => Math.min(Math.max(0, Math.floor(n)), 16 ** width - 1).toString(16).padStart(width, '0')
-
-/** two hex digits of each byte value */
-const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'))
-const TWO_32 = 2 ** 32
-
-/**
- * hexReference for the widths keys use (up to 16): from the two 32-bit halves,
- * a byte at a time, where Number#toString(16) of a heap number (a seq or a
- * time in ms is one) took ~2x as long (three calls per packet).
- */
-export function hex (n: number, width: number): string {
-  if (!Number.isInteger(width) || width < 1 || width > 16 || Number.isNaN(n)) return hexReference(n, width)
-  const v = n >= 0 ? Math.min(Math.floor(n), 16 ** width - 1) : 0
-  // past 2^53, 16^width - 1 rounds up to 16^width (the reference then gives width + 1 digits)
-  if (v > Number.MAX_SAFE_INTEGER) return hexReference(n, width)
-  const lo = v % TWO_32
-  const hi = (v - lo) / TWO_32
-  const s = BYTE_HEX[hi >>> 24] + BYTE_HEX[(hi >>> 16) & 255] + BYTE_HEX[(hi >>> 8) & 255] + BYTE_HEX[hi & 255] +
-    BYTE_HEX[lo >>> 24] + BYTE_HEX[(lo >>> 16) & 255] + BYTE_HEX[(lo >>> 8) & 255] + BYTE_HEX[lo & 255]
-  return width === 16 ? s : s.slice(16 - width)
-}
-
-export function outboxKey (dest: string, seq: number): string {
-  return `${OUTBOX_PREFIX}${dest}!${hex(seq, 16)}`
-}
-
-function expiryKey (exp: number, key: string): string {
-  return `${EXPIRY_PREFIX}${hex(exp, 12)}!${key}`
-}
+export { hex, hexReference, outboxKey, seqOfKey } from './outbox-keys.js'
 
 function deadKey (at: number, packetId: string): string {
   return `${DEAD_PREFIX}${hex(at, 12)}!${packetId}`
@@ -93,7 +68,7 @@ function parseKey (key: string): { dest: string, seq: number } {
 
 function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
   const v = decodeEntryValue(value)
-  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, epoch }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, ikey: undefined, seq: seqOfKey(key), epoch }
 }
 
 /** What else a removal writes, and how (see OutboxStore.remove). */
@@ -115,6 +90,8 @@ export interface RemoveOptions {
 export class OutboxStore {
   /** the queue entry values this store writes */
   private readonly values = new EntryValueEncoder()
+  /** the queue and index keys this store writes, as flat strings */
+  private readonly keys = new OutboxKeys()
   private readonly depth = new Map<string, number>()
   private deadCount = 0
   private nextSeq = 1
@@ -128,21 +105,28 @@ export class OutboxStore {
    * epoch. `settled` holds the keys of the latest settles (key -> epoch) and
    * holds every key settled at an epoch >= `coveredFrom`. An entry tagged
    * r with r + 1 >= coveredFrom is queued iff its key is not in `settled`;
-   * older entries are checked in the store.
+   * older entries are checked in the store. A key is held as its seq (a
+   * number: no string to hash or to keep alive), which names it alone since
+   * every seq comes from this store's one counter and load() found none twice;
+   * otherwise (`bySeq` false) as the key string, the reference.
    */
   private epoch = 0
   private coveredFrom = 1
-  private readonly settled = new FifoMap<string, number>(SETTLED_KEYS, (_key, at) => {
+  private bySeq = true
+  private readonly settled = new FifoMap<number | string, number>(SETTLED_KEYS, (_key, at) => {
     if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
   })
 
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
 
   async load (): Promise<void> {
+    const seqs = new Set<number>()
     for await (const key of this.db.keys({ gt: OUTBOX_PREFIX, lt: OUTBOX_PREFIX + '\xff' })) {
       const { dest, seq } = parseKey(key)
       this.depth.set(dest, (this.depth.get(dest) ?? 0) + 1)
       if (seq >= this.nextSeq) this.nextSeq = seq + 1
+      const own = seqOfKey(key)
+      if (own !== undefined && seqs.size === seqs.add(own).size) this.bySeq = false // two queues hold one seq: keys are held as strings
     }
     for await (const _ of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + '\xff' })) this.deadCount++
   }
@@ -185,14 +169,17 @@ export class OutboxStore {
       throw new OutboxFullError(`outbox full for ${toLabel}: ${n} packets already wait for its host (limit ${this.capPerDest})`)
     }
     this.depth.set(dest, n + 1)
-    const key = outboxKey(dest, this.nextSeq++)
+    const seq = this.nextSeq++
+    const key = this.keys.queue(dest, seq)
     const value = this.values.encode(packetId, to, from, exp, packet, whole)
+    // built once: the removal deletes the same key
+    const ikey = this.keys.index(exp, key)
     const ops: WriteOp[] = [
       { type: 'put', key, value },
-      { type: 'put', key: expiryKey(exp, key), value: EMPTY }
+      { type: 'put', key: ikey, value: EMPTY }
     ]
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
-    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), epoch: this.epoch }
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), ikey, seq, epoch: this.epoch }
     return { ops, entry }
   }
 
@@ -259,25 +246,42 @@ export class OutboxStore {
     const ask: number[] = []
     for (let k = 0; k < entries.length; k++) {
       const r = entries[k].epoch
-      if (r !== undefined && r + 1 >= this.coveredFrom) out[k] = !this.settled.has(entries[k].key)
+      const held = r !== undefined && r + 1 >= this.coveredFrom ? this.heldKey(entries[k]) : undefined
+      if (held !== undefined) out[k] = !this.settled.has(held)
       else ask.push(k)
     }
     if (ask.length > 0) {
-      const values = await this.db.getMany(ask.map((k) => expiryKey(entries[k].exp, entries[k].key)))
+      const values = await this.db.getMany(ask.map((k) => this.indexKey(entries[k])))
       ask.forEach((k, n) => { out[k] = values[n] !== undefined })
     }
     return out
   }
 
   /** A settle's write completed: remember its keys (bounded). */
-  private noteSettled (keys: string[]): void {
+  private noteSettled (entries: OutboxEntry[]): void {
     const epoch = ++this.epoch
-    for (const key of keys) this.settled.set(key, epoch)
+    for (const e of entries) {
+      const held = this.heldKey(e)
+      if (held !== undefined) this.settled.set(held, epoch)
+      // a key not held: entries read or staged before this settle are checked in the store
+      else this.coveredFrom = epoch + 1
+    }
+  }
+
+  /** How `settled` holds an entry's key: its seq, or the key string (bySeq false); undefined: neither (not a key this store wrote). */
+  private heldKey (e: OutboxEntry): number | string | undefined {
+    if (!this.bySeq) return e.key
+    return e.seq ?? seqOfKey(e.key)
+  }
+
+  /** An entry's expiry index key: the one built at stage, else built now. */
+  private indexKey (entry: OutboxEntry): string {
+    return entry.ikey ?? this.keys.index(entry.exp, entry.key)
   }
 
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {
     this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
-    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: expiryKey(entry.exp, entry.key) })
+    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: this.indexKey(entry) })
   }
 
   /**
@@ -300,7 +304,7 @@ export class OutboxStore {
       for (const e of live) this.forget(e, ops)
       if (commit !== undefined) await commit(ops)
       else await this.committer.writeUnsynced(ops)
-      if (live.length > 0) this.noteSettled(live.map((e) => e.key))
+      if (live.length > 0) this.noteSettled(live)
       return live.length
     })
   }
@@ -325,7 +329,7 @@ export class OutboxStore {
       }
       if (commit !== undefined) await commit(ops, live)
       else await this.committer.write(ops)
-      this.noteSettled(live.map((d) => d.entry.key))
+      this.noteSettled(live.map((d) => d.entry))
       this.deadCount += live.length
       return live
     })

@@ -12,7 +12,9 @@
 //   node --import ./dist/src/polyfill.js dist/bench/tools/inbox-costs.js [N] [ROUNDS] [ROOT...]
 // - as is: every op as the inbox writes it;
 // - no d!: the dedup records left out (what a store without them would save);
-// - short d!: each dedup value cut to 8 bytes (a binary value without the node id).
+// - short d!, 11 B d!, binary d!: each dedup value cut to 8, 11 or 63 bytes (binary values of
+//   its seq and a node number, or of its seq and node id);
+// - q! d!, i" desc d!: the dedup keys moved after the inbox's in key order (ascending; newest first).
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -39,6 +41,7 @@ const VARIANTS: Record<string, Variant> = {
   'as is': (ops) => ops,
   'no d!': (ops) => ops.filter((op) => !op.key.startsWith('d!')),
   'short d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: SHORT } : op),
+  '11 B d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: op.value.subarray(0, 11) } : op),
   'binary d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: op.value.subarray(0, 63) } : op),
   'q! d!': (ops) => ops.map((op) => op.key.startsWith('d!') ? { ...op, key: 'q!' + op.key.slice(2) } : op),
   'i" desc d!': (ops) => ops.map((op) => op.key.startsWith('d!') ? { ...op, key: 'i"' + invert(op.key.slice(2)) } : op)

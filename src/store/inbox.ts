@@ -3,7 +3,7 @@ import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
-import { FifoMap } from '../util/fifo-map.js'
+import { OneMapIds, type IdMemory, type Known, type OnEvict, type Where } from './inbox-ids.js'
 import { InboxTails } from './inbox-tails.js'
 import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
@@ -57,9 +57,11 @@ export const DEFAULT_DEDUP_WINDOW = 7 * 24 * 60 * 60 * 1000
 const PRUNE_CHUNK = 5000
 
 interface NodeState { last: number, cursor: number, oldest: number }
-/** where a stored message id is: its node's inbox and seq */
-export interface Where { nodeId: string, seq: number }
-interface Lookup { checked: Set<string>, found: Map<string, Where> }
+export type { Where } from './inbox-ids.js'
+/** checked[k]: memory did not know item k's id when looked up, so `found` answers for it (from the store, or new) */
+interface Lookup { checked: boolean[], found: Map<string, Where> }
+/** the id memory an inbox uses (inbox-ids.ts; tests pass the reference) */
+export type IdMemoryOf = (limit: number, onEvict: OnEvict) => IdMemory
 
 /** stored message ids remembered in memory (answers resends without a store read) */
 const RECENT_IDS = 16_384
@@ -73,14 +75,15 @@ interface Fresh { nodeId: string, entry: InboxEntry }
 export class InboxStore extends EventEmitter {
   private readonly dedupValues = new DedupValueEncoder()
   private readonly state = new Map<string, NodeState>()
-  /** message id -> seq, for ids whose write is queued but not yet durable */
-  private readonly pendingIds = new Map<string, { nodeId: string, seq: number, done: Promise<void> }>()
   /** followers per node, and the in-memory tail kept for each watched node */
   private readonly tails = new InboxTails()
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW) {
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW, idMemory: IdMemoryOf = (limit, onEvict) => new OneMapIds(limit, onEvict)) {
     super()
     this.setMaxListeners(0)
+    this.ids = idMemory(RECENT_IDS, (oldest) => {
+      if (this.floor !== undefined && oldest > this.floor) this.floor = oldest
+    })
   }
 
   private async loadState (nodeId: string): Promise<NodeState> {
@@ -103,23 +106,18 @@ export class InboxStore extends EventEmitter {
   }
 
   /**
-   * Ids known to be stored (durable), most recent last, bounded: a hit answers
-   * a duplicate without a store read. A miss proves nothing, so it is always
-   * checked against the store (`d!`).
+   * Ids whose write is queued but not yet durable, and the ids known to be
+   * stored (durable), most recent last, bounded: a hit answers a duplicate
+   * without a store read. A miss proves nothing, so it is always checked
+   * against the store (`d!`).
    */
-  private readonly recent = new FifoMap<string, Where>(RECENT_IDS, (oldest) => {
-    if (this.floor !== undefined && oldest > this.floor) this.floor = oldest
-  })
-
-  private remember (packetId: string, where: Where): void {
-    this.recent.set(packetId, where)
-  }
+  private readonly ids: IdMemory
 
   /**
-   * Every stored id that `recent` does not hold sorts at or below `floor`
+   * Every stored id that `ids` does not hold sorts at or below `floor`
    * (string order, the order of the `d!` keys): it starts as the greatest id
    * in the store when this process first appends, and rises to each id that
-   * falls out of `recent`. Senders mint ids in increasing order, so a new
+   * falls out of `ids`. Senders mint ids in increasing order, so a new
    * packet's id sorts above it and is known to be new without a store read;
    * only resends of older ids are looked up.
    */
@@ -140,17 +138,19 @@ export class InboxStore extends EventEmitter {
    */
   private async lookup (items: AppendItem[]): Promise<Lookup> {
     const floor = await this.loadFloor()
-    const checked = new Set<string>()
-    const ask: string[] = []
-    for (const { packetId: id } of items) {
-      if (checked.has(id) || this.recent.has(id) || this.pendingIds.has(id)) continue
-      checked.add(id)
-      if (id <= floor) ask.push(id)
+    const checked = new Array<boolean>(items.length)
+    /** ids at or below the floor: read from the store, each once */
+    let ask: Set<string> | undefined
+    for (let k = 0; k < items.length; k++) {
+      const id = items[k].packetId
+      checked[k] = !this.ids.has(id)
+      if (checked[k] && id <= floor) (ask ??= new Set()).add(id)
     }
     const found = new Map<string, Where>()
-    if (ask.length > 0) {
-      const values = await this.db.getMany(ask.map((id) => DEDUP_PREFIX + id))
-      values.forEach((v, k) => { if (v !== undefined) found.set(ask[k], fromJsonBytes<Where>(v)) })
+    if (ask !== undefined) {
+      const asked = [...ask]
+      const values = await this.db.getMany(asked.map((id) => DEDUP_PREFIX + id))
+      values.forEach((v, k) => { if (v !== undefined) found.set(asked[k], fromJsonBytes<Where>(v)) })
     }
     return { checked, found }
   }
@@ -159,12 +159,13 @@ export class InboxStore extends EventEmitter {
    * A duplicate check: the seq of an already stored message id, if any.
    * Answered synchronously when memory or the lookup knows (the common case).
    */
-  private seen (packetId: string, own: Promise<void>, looked: Lookup): Where | undefined | Promise<Where | undefined> {
-    const pending = this.pendingIds.get(packetId)
-    if (pending !== undefined) return pending.done === own ? pending : pending.done.then(() => pending)
-    const known = this.recent.get(packetId)
-    if (known !== undefined) return known
-    if (looked.checked.has(packetId)) return looked.found.get(packetId)
+  private seen (packetId: string, k: number, own: Promise<void>, looked: Lookup): Where | undefined | Promise<Where | undefined> {
+    const known = this.ids.get(packetId)
+    if (known !== undefined) {
+      const done = known.done
+      return done === undefined || done === own ? known : done.then(() => known)
+    }
+    if (looked.checked[k]) return looked.found.get(packetId)
     // queued by another append when looked up, settled since: ask the store
     return this.locate(packetId)
   }
@@ -198,12 +199,14 @@ export class InboxStore extends EventEmitter {
     let release!: () => void
     const done = new Promise<void>((resolve) => { release = resolve })
     const mine: string[] = []
+    const staged: Known[] = []
     const fresh: Fresh[] = []
     /** the first seq this append gave each node (a failed write gives them back) */
     const firsts = new Map<string, number>()
     const looked = await this.lookup(items)
-    for (const item of items) {
-      const check = this.seen(item.packetId, done, looked)
+    for (let k = 0; k < items.length; k++) {
+      const item = items[k]
+      const check = this.seen(item.packetId, k, done, looked)
       const prior = check instanceof Promise ? await check : check
       if (prior !== undefined) { results.push({ seq: prior.seq, duplicate: true }); continue }
       const stale = this.staleness(item.packetId, now)
@@ -218,7 +221,7 @@ export class InboxStore extends EventEmitter {
       }
       const seq = ++st.last
       if (!firsts.has(item.nodeId)) firsts.set(item.nodeId, seq)
-      this.pendingIds.set(item.packetId, { nodeId: item.nodeId, seq, done })
+      staged.push(this.ids.stage(item.packetId, item.nodeId, seq, done))
       mine.push(item.packetId)
       const value = inboxValueOf(item.packet, item.value, now)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
@@ -229,11 +232,7 @@ export class InboxStore extends EventEmitter {
     }
     const write = ops.length > 0 ? this.committer.write(ops) : Promise.resolve()
     const finish = (durable: boolean): void => {
-      for (const id of mine) {
-        const where = this.pendingIds.get(id)
-        if (durable && where !== undefined) this.remember(id, { nodeId: where.nodeId, seq: where.seq })
-        this.pendingIds.delete(id)
-      }
+      this.ids.settle(mine, staged, durable)
       if (durable) for (const f of fresh) this.tails.keep(f.nodeId, f.entry)
       else this.giveBack(firsts, touched)
       release()

@@ -7,7 +7,7 @@
 //            with text `allow <request_id>` or `deny <request_id>`
 import { stringOf, type JsonValue } from '../packet/json-value.js'
 import { z } from 'zod'
-import type { SendCall } from './send-params.js'
+import type { SendParams } from './send-params.js'
 
 export const PERMISSION_CONVERSATION_PREFIX = 'permission:'
 /** the control method that answers a relayed request from this host */
@@ -45,7 +45,7 @@ export function isPermissionRequest (p: { signal: string, conversation_id?: unkn
 }
 
 /** The `send` params of a permission request from `as` to the approver `to`. */
-export function permissionRequestSend (as: string, to: string, requestId: string, text: string): SendCall {
+export function permissionRequestSend (as: string, to: string, requestId: string, text: string): SendParams {
   return {
     as,
     to,
@@ -58,7 +58,7 @@ export function permissionRequestSend (as: string, to: string, requestId: string
 }
 
 /** The `send` params of a verdict on the request `escalate` (the ESCALATE as received). */
-export function permissionVerdictSend (as: string, escalate: { id: string, from: string, conversation_id?: string }, requestId: string, behavior: Behavior): SendCall {
+export function permissionVerdictSend (as: string, escalate: { id: string, from: string, conversation_id?: string }, requestId: string, behavior: Behavior): SendParams {
   return { as, to: escalate.from, text: `${behavior} ${requestId}`, in_reply_to: escalate.id, conversation_id: escalate.conversation_id }
 }
 

@@ -13,7 +13,6 @@
 // A client uses it only once the daemon said it reads it (`control.framing`).
 // Its own module, light: the client (every CLI command) loads it.
 import { isUtf8 } from 'node:buffer'
-import { HeldText } from '../packet/held-text.js'
 import { defineError } from '../util/errors.js'
 import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
 import { MAX_LINE_BYTES, type Request } from './protocol.js'
@@ -110,26 +109,18 @@ function bad (why: string): Error {
   return new MalformedRequestFrameError(`malformed binary request frame: ${why}`)
 }
 
-/** The texts of a body's slots (undefined: none), checked as UTF-8; those of at least holdFrom bytes held as bytes. */
-function readTexts (body: Buffer, at: number, holdFrom: number): Array<string | HeldText | undefined> {
+/** The texts of a body's slots (undefined: none), checked as UTF-8. */
+function readTexts (body: Buffer, at: number): Array<string | undefined> {
   if (body.length - at < 4) throw bad('no slot count')
   const n = body.readUInt32BE(at)
   at += 4
   if (n > (body.length - at) / 4) throw bad(`${n} slots do not fit the body`)
   let text = at + 4 * n
-  const texts = new Array<string | HeldText | undefined>(n)
+  const texts = new Array<string | undefined>(n)
   for (let k = 0; k < n; k++) {
     const len = body.readUInt32BE(at + 4 * k)
     if (len === NO_TEXT) continue
     if (len > body.length - text) throw bad(`text ${k} runs past the body`)
-    if (len >= holdFrom) {
-      // the bytes themselves (a view of the body), accepted exactly when the decode below accepts them
-      const held = HeldText.of(body.subarray(text, text + len))
-      if (held === undefined) throw bad(`text ${k} is not UTF-8`)
-      texts[k] = held
-      text += len
-      continue
-    }
     // bytes that are not UTF-8 decode with U+FFFD in them; only then is the check needed
     // (a one-byte string, any ASCII text, answers the search at once)
     const t = body.toString('utf8', text, text + len)
@@ -142,7 +133,7 @@ function readTexts (body: Buffer, at: number, holdFrom: number): Array<string | 
 }
 
 /** Put slot k's text into fields (which must not hold a text of their own). */
-function fill (fields: unknown, text: string | HeldText | undefined, where: string): void {
+function fill (fields: unknown, text: string | undefined, where: string): void {
   if (!isPlainObject(fields)) throw bad(`${where} is not an object`)
   if (fields.text !== undefined) throw bad(`${where} holds a text in the head (texts travel in the slots)`)
   if (text !== undefined) fields.text = text
@@ -151,11 +142,8 @@ function fill (fields: unknown, text: string | HeldText | undefined, where: stri
 /**
  * The request a binary frame carries: what the same request sent as one JSON
  * line parses to. Throws MalformedRequestFrameError when the frame is not one.
- * holdFrom (the daemon's send path): texts of at least that many bytes are
- * HeldText (src/packet/held-text.ts), their bytes, not decoded; otherwise
- * the same request, the same errors.
  */
-export function decodeRequestFrame (frame: RequestFrame, holdFrom = Infinity): Request {
+export function decodeRequestFrame (frame: RequestFrame): Request {
   const body = frame.body
   if (body.length < 4) throw bad('no head')
   const headBytes = body.readUInt32BE(0)
@@ -165,7 +153,7 @@ export function decodeRequestFrame (frame: RequestFrame, holdFrom = Infinity): R
   if (!isPlainObject(head) || typeof head.method !== 'string') throw bad('the head needs a method')
   const method = head.method
   if (!BINARY_METHODS.includes(method)) throw bad(`binary framing carries ${BINARY_METHODS.join(' and ')} only, not ${method}`)
-  const texts = readTexts(body, 4 + headBytes, holdFrom)
+  const texts = readTexts(body, 4 + headBytes)
   const params = head.params
   if (method === 'send') {
     if (texts.length !== 1) throw bad(`send takes 1 slot, got ${texts.length}`)

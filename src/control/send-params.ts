@@ -4,7 +4,6 @@
 // field table, src/packet/fields.ts (those with `send: true`).
 import { z } from 'zod'
 import { FIELDS, MAX_ID_FIELD, SEND_FIELDS, type FieldSpec, type FieldValues, type SendFieldName } from '../packet/fields.js'
-import { HeldText } from '../packet/held-text.js'
 import { PAYLOAD_FIELDS, ZONES, type JsonValue, type Payload } from '../packet/types.js'
 
 const name = z.string().min(1).max(256)
@@ -44,15 +43,12 @@ const packetFields = Object.fromEntries(SEND_FIELDS.map((k) => [k, fieldSchema(F
 /** `to` naming a broadcast to a group (docs/PROTOCOL.md): a node called "broadcast" is reached by its id */
 export const BROADCAST_TO = 'broadcast'
 
-/** a text: a string; a held text (a binary request frame's bytes, src/packet/held-text.ts) is checked as the string it decodes to */
-const sendText = z.preprocess((v) => v instanceof HeldText ? v.toString() : v, z.string()) as unknown as z.ZodType<string, z.ZodTypeDef, string>
-
 export const sendSchema = z.object({
   as: name,
   /** a node name or id, or "broadcast" (then `group` names the group's head; default: the sender's own group) */
   to: name,
   group: name.optional(),
-  text: sendText.optional(),
+  text: z.string().optional(),
   signal: z.string().optional(),
   payload: payloadSchema.optional(),
   ...packetFields,
@@ -61,16 +57,11 @@ export const sendSchema = z.object({
   ttl_ms: z.number().int().positive().optional()
 }).strict()
 
-/** The `send` parameters as a caller writes them (the text a string). */
-export type SendCall = z.infer<typeof sendSchema>
-/** What sendSchema gives, or checkSendParams, whose text may still be held as its bytes. */
-export type SendParams = Omit<SendCall, 'text'> & { text?: string | HeldText }
+export type SendParams = z.infer<typeof sendSchema>
 
 type Check = (v: unknown) => boolean
 
 const isString: Check = (v) => typeof v === 'string'
-/** a string, or a held text (well-formed UTF-8: the string it stands for) */
-const isText: Check = (v) => typeof v === 'string' || v instanceof HeldText
 const isName: Check = (v) => typeof v === 'string' && v.length >= 1 && v.length <= 256
 const isStrings: Check = (v) => Array.isArray(v) && v.every(isString)
 const oneOf = (values: readonly string[]): Check => (v) => typeof v === 'string' && values.includes(v)
@@ -87,7 +78,7 @@ function fieldCheck (spec: FieldSpec): Check {
 
 /** Each field of sendSchema, in its order, with what it accepts (besides absence, for all but as/to). */
 const CHECKS: ReadonlyArray<[keyof SendParams, Check]> = [
-  ['as', isName], ['to', isName], ['group', isName], ['text', isText], ['signal', isString], ['payload', isPayload],
+  ['as', isName], ['to', isName], ['group', isName], ['text', isString], ['signal', isString], ['payload', isPayload],
   ...SEND_FIELDS.map((k): [keyof SendParams, Check] => [k, fieldCheck(FIELDS[k])]),
   ['zone', oneOf(ZONES)], ['files', isStrings], ['ttl_ms', (v) => typeof v === 'number' && Number.isInteger(v) && v > 0]
 ]

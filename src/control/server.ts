@@ -8,7 +8,6 @@ import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
 import { type Reply, type Request } from './protocol.js'
-import { HOLD_MIN_BYTES } from '../packet/held-text.js'
 import { BINARY_METHODS, decodeRequestFrame, FRAMING_METHOD, type FramingResult, type RequestFrame } from './request-frame.js'
 import { RequestReader } from './request-reader.js'
 import { FRAME_HEAD, FRAME_MARK } from './follow-frames.js'
@@ -198,9 +197,8 @@ export class ControlServer {
   private dispatch (conn: Connection, request: string | RequestFrame): Promise<void> {
     let id = typeof request === 'string' ? 0 : request.id
     try {
-      // a binary frame is read as the request the same JSON line parses to (request-frame.ts),
-      // its large texts held as their bytes (src/packet/held-text.ts: the packet's text is those bytes)
-      const req = typeof request === 'string' ? parseRequest(request) : decodeRequestFrame(request, HOLD_MIN_BYTES)
+      // a binary frame is read as the request the same JSON line parses to (request-frame.ts)
+      const req = typeof request === 'string' ? parseRequest(request) : decodeRequestFrame(request)
       id = req.id
       if (TRACING) mark(`ctl.in.${req.method}`)
       if (req.method === FRAMING_METHOD) return this.answer(conn, id, req.method, Promise.resolve(FRAMING))

@@ -7,7 +7,6 @@
 import { MAX_BATCH_CHARS, MAX_BATCH_SENDS, METHODS, type ResultOf } from '../control/methods.js'
 import type { ErrorBody } from '../control/protocol.js'
 import { parseParams, type Handlers } from '../control/server.js'
-import { HeldText } from '../packet/held-text.js'
 import { BatchTooLargeError, errorCode, errorMessage } from '../util/errors.js'
 import type { Components } from './components.js'
 import { afterSend, noteOf } from './api-receipts.js'
@@ -23,7 +22,7 @@ function failed (err: unknown): { error: ErrorBody } {
 function charsOf (entry: unknown): number {
   if (typeof entry !== 'object' || entry === null) return 0
   const { text, payload } = entry as { text?: unknown, payload?: unknown }
-  return (typeof text === 'string' || text instanceof HeldText ? text.length : 0) + (payload === undefined ? 0 : JSON.stringify(payload)?.length ?? 0)
+  return (typeof text === 'string' ? text.length : 0) + (payload === undefined ? 0 : JSON.stringify(payload)?.length ?? 0)
 }
 
 /** Refuse the whole call, before anything is sent, when it is over the bounds. */

@@ -90,14 +90,6 @@ export class Writer {
     this.pos = at + n
   }
 
-  /** a text given as its UTF-8 bytes (well-formed: what text() writes of the string they decode to) */
-  utf8 (b: Uint8Array): void {
-    this.head(3, b.byteLength)
-    this.room(b.byteLength)
-    this.buf.set(b, this.pos)
-    this.pos += b.byteLength
-  }
-
   bytes (b: Uint8Array): void {
     this.head(2, b.byteLength)
     this.room(b.byteLength)

@@ -13,7 +13,6 @@
 import { isNodeId } from '../identity/node-key.js'
 import { isUlid } from '../util/ulid.js'
 import { keyOrder, writeValue, type Writer } from './canonical.js'
-import { heldTextOf, type HeldText } from './held-text.js'
 import { FIELDS, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, PAYLOAD_FIELDS, SIGNALS, ZONES, type FieldSpec } from './fields.js'
 import { jsonValueField, optionsProblem } from './json-value.js'
 import { signalPayloadProblem } from './rules.js'
@@ -114,31 +113,17 @@ const PAYLOAD_WRITERS: Record<string, FieldWriter> = {
 }
 const PAYLOAD_ORDER = ordered(PAYLOAD_FIELDS.map((f) => [f, PAYLOAD_WRITERS[f]]))
 
-/** a held text (held-text.ts) as the text writer checks and writes its string: the bytes are that string's UTF-8 */
-function heldText (w: Writer, t: HeldText): boolean {
-  if (t.length > MAX_TEXT_FIELD) return false
-  w.utf8(t.bytes)
-  return true
-}
-
 function payload (w: Writer, v: unknown, o: Obj): boolean {
   if (!plain(v)) return false
-  // a held text is written from its bytes: its string is never made (nor read here)
-  const held = heldTextOf(v)
   let n = 0
   for (const k in v) {
     if (!Object.hasOwn(v, k) || !Object.hasOwn(PAYLOAD_WRITERS, k)) return false
-    if ((held !== undefined && k === 'text') || v[k] !== undefined) n++
+    if (v[k] !== undefined) n++
   }
   const signal = o.signal
   if (typeof signal !== 'string' || !(SIGNALS as readonly string[]).includes(signal) || signalPayloadProblem(signal as Signal, v) !== undefined) return false
   w.head(5, n)
   for (const f of PAYLOAD_ORDER) {
-    if (held !== undefined && f.key === 'text') {
-      w.raw(f.bytes)
-      if (!heldText(w, held)) return false
-      continue
-    }
     const x = v[f.key]
     if (x === undefined) continue
     w.raw(f.bytes)

@@ -1,5 +1,4 @@
 import { SignalPayloadError } from '../util/errors.js'
-import { heldTextOf } from './held-text.js'
 import type { PayloadField, Payload, Signal } from './types.js'
 
 interface SignalRule {
@@ -42,8 +41,6 @@ export const TEXT_FIELD: Readonly<Record<Signal, PayloadField>> = {
 }
 
 function present (payload: Payload, field: PayloadField): boolean {
-  // a held text is there without its string being made (held-text.ts)
-  if (field === 'text' && heldTextOf(payload) !== undefined) return true
   return payload[field] !== undefined
 }
 

@@ -4,7 +4,6 @@
 // for the target's kind makes it durable.
 import { decodePacket, PacketCodec } from '../packet/codec.js'
 import { copySendFields } from '../packet/fields.js'
-import { putText } from '../packet/held-text.js'
 import { SIGNALS, type Packet, type Payload, type Signal } from '../packet/types.js'
 import type { SendParams } from '../control/send-params.js'
 import type { QueueResult, Transport } from '../delivery/transport.js'
@@ -64,8 +63,7 @@ async function conversationOf (c: Pick<SenderComponents, 'inbox'>, nodeId: strin
 
 function buildPacket (req: SendRequest, fromId: string, fromName: string, toId: string, toName: string): Packet {
   const payload: Payload = { ...(req.payload ?? {}) }
-  // a held text stays its bytes (the encoder writes them as the packet's text; a reader of payload.text gets the string)
-  if (req.text !== undefined) putText(payload, req.text)
+  if (req.text !== undefined) payload.text = req.text
   const packet: Packet = {
     id: ulid(),
     from: fromId,

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Committer, batchTarget, openDb } from '../../src/store/db.js'
+import { Committer, batchTarget, openDb, type RawDb } from '../../src/store/db.js'
 import { expiryKey, outboxKey, OutboxKeys, seqOfKey } from '../../src/store/outbox-keys.js'
 import { hex } from '../../src/store/outbox.js'
 import { OutboxStore } from '../../src/store/outbox.js'
@@ -12,6 +12,21 @@ const PEER = '12D3KooWFADrb4yvBdo6w9G9g7kJ5grumFtRiCKDir6Xn8BCoXLx'
 const DESTS = [PEER, '12D3KooWPeerTwo', '', 'a', 'a2a:agent-one', 'dëst', 'd\u{1F600}', 'x'.repeat(220), 'x'.repeat(221), 'x'.repeat(300), '!', '\x7f', '\x80']
 const NUMS = [0, 1, 15, 16, 255, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 48 - 1, 2 ** 48, 2 ** 53 - 1, 2 ** 53, 2 ** 64,
   Date.now(), Date.now() + 7 * 86_400_000, 1.5, 0.2, -0, -0.5, -1, NaN, Infinity, -Infinity]
+
+/** A fresh outbox over a real LevelDB in a temporary directory, closed and removed after fn, also when it fails. */
+async function withOutbox (limit: number, fn: (outbox: OutboxStore, committer: Committer, db: RawDb) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'am-outbox-keys-'))
+  const db = await openDb(join(dir, 'store'))
+  try {
+    const committer = new Committer(batchTarget(db), 'batch')
+    const outbox = new OutboxStore(db, committer, limit)
+    await outbox.load()
+    await fn(outbox, committer, db)
+  } finally {
+    await db.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 /** A flat string is what the fast path returns; the reference's rope reads the same. */
 function same (fast: string, ref: string, what: string): void {
@@ -45,12 +60,7 @@ describe('store - outbox keys (OutboxKeys against the template reference)', () =
   })
 
   it('a store writes the reference keys (real LevelDB): queue and index keys as stored, removal deletes both', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'am-outbox-keys-'))
-    const db = await openDb(join(dir, 'store'))
-    try {
-      const committer = new Committer(batchTarget(db), 'batch')
-      const outbox = new OutboxStore(db, committer, 1000)
-      await outbox.load()
+    await withOutbox(1000, async (outbox, committer, db) => {
       const exp = Date.now() + 60_000
       const staged = [PEER, 'dëst', PEER].map((d) => outbox.stage(d, ulid(), 'did:key:zTo', 'bob', 'did:key:zFrom', exp, new Uint8Array([1, 2, 3])))
       for (const s of staged) await committer.write(s.ops)
@@ -66,10 +76,7 @@ describe('store - outbox keys (OutboxKeys against the template reference)', () =
       assert.equal(read.ikey, undefined)
       assert.equal(await outbox.remove([staged[0].entry, read]), 2)
       assert.deepEqual((await all()).sort(), [staged[1].entry.key, expiryKey(exp, staged[1].entry.key)].sort())
-    } finally {
-      await db.close()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it('seqOfKey reads back the seq of every key outboxKey writes, and nothing else', () => {
@@ -114,12 +121,7 @@ describe('store - outbox keys (OutboxKeys against the template reference)', () =
   })
 
   it('entries without a seq field (copies made elsewhere) are held by the seq their key names: a copy of a settled entry is not settled again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'am-outbox-keys-'))
-    const db = await openDb(join(dir, 'store'))
-    try {
-      const committer = new Committer(batchTarget(db), 'batch')
-      const outbox = new OutboxStore(db, committer, 100)
-      await outbox.load()
+    await withOutbox(100, async (outbox, committer) => {
       const exp = Date.now() + 60_000
       const staged = [0, 1, 2].map(() => outbox.stage('12D3KooWPeerOne', ulid(), 'did:key:zTo', 'bob', 'did:key:zFrom', exp, new Uint8Array([1])))
       for (const s of staged) await committer.write(s.ops)
@@ -128,9 +130,6 @@ describe('store - outbox keys (OutboxKeys against the template reference)', () =
       assert.equal(await outbox.remove([copies[0], copies[1]]), 1, 'the copy of a settled entry is not settled again')
       assert.equal(await outbox.remove([staged[1].entry, staged[2].entry]), 1)
       assert.equal(outbox.depthOf('12D3KooWPeerOne'), 0)
-    } finally {
-      await db.close()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 })

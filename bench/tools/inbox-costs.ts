@@ -11,16 +11,18 @@
 // told apart (none of them is a valid store):
 //   node --import ./dist/src/polyfill.js dist/bench/tools/inbox-costs.js [N] [ROUNDS] [ROOT...]
 // - as is: every op as the inbox writes it;
-// - no d!: the dedup records left out (what a store without them would save);
-// - short d!, 11 B d!, binary d!: each dedup value cut to 8, 11 or 63 bytes (binary values of
+// - no ids: the dedup records (`i~<id>`) left out (what a store without them would save);
+// - short ids, 11 B ids, binary ids: each dedup value cut to 8, 11 or 63 bytes (binary values of
 //   its seq and a node number, or of its seq and node id);
-// - q! d!, i" desc d!: the dedup keys moved after the inbox's in key order (ascending; newest first).
+// - d! ids: the dedup keys under `d!`, before the inbox's in key order (the layout before session 15);
+// - q! ids, i" desc ids: the dedup keys under other prefixes after the inbox's (ascending; newest first).
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as dbHere from '../../src/store/db.js'
 import * as inboxHere from '../../src/store/inbox.js'
+import { Bucket } from '../../src/store/schema.js'
 import type { BatchTarget, WriteOp } from '../../src/store/db.js'
 import { ulid } from '../../src/util/ulid.js'
 
@@ -37,14 +39,17 @@ async function mainUs (): Promise<number> {
 
 type Variant = (ops: WriteOp[]) => WriteOp[]
 const SHORT = new Uint8Array(8)
+const ID = Bucket.dedup
+const isId = (op: WriteOp): boolean => op.key.startsWith(ID)
 const VARIANTS: Record<string, Variant> = {
   'as is': (ops) => ops,
-  'no d!': (ops) => ops.filter((op) => !op.key.startsWith('d!')),
-  'short d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: SHORT } : op),
-  '11 B d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: op.value.subarray(0, 11) } : op),
-  'binary d!': (ops) => ops.map((op) => op.type === 'put' && op.key.startsWith('d!') ? { ...op, value: op.value.subarray(0, 63) } : op),
-  'q! d!': (ops) => ops.map((op) => op.key.startsWith('d!') ? { ...op, key: 'q!' + op.key.slice(2) } : op),
-  'i" desc d!': (ops) => ops.map((op) => op.key.startsWith('d!') ? { ...op, key: 'i"' + invert(op.key.slice(2)) } : op)
+  'no ids': (ops) => ops.filter((op) => !isId(op)),
+  'short ids': (ops) => ops.map((op) => op.type === 'put' && isId(op) ? { ...op, value: SHORT } : op),
+  '11 B ids': (ops) => ops.map((op) => op.type === 'put' && isId(op) ? { ...op, value: op.value.subarray(0, 11) } : op),
+  'binary ids': (ops) => ops.map((op) => op.type === 'put' && isId(op) ? { ...op, value: op.value.subarray(0, 63) } : op),
+  'd! ids': (ops) => ops.map((op) => isId(op) ? { ...op, key: 'd!' + op.key.slice(ID.length) } : op),
+  'q! ids': (ops) => ops.map((op) => isId(op) ? { ...op, key: 'q!' + op.key.slice(ID.length) } : op),
+  'i" desc ids': (ops) => ops.map((op) => isId(op) ? { ...op, key: 'i"' + invert(op.key.slice(ID.length)) } : op)
 }
 const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 const invert = (id: string): string => { let o = ''; for (const c of id) o += ULID_ALPHABET[31 - ULID_ALPHABET.indexOf(c)]; return o }

@@ -15,6 +15,8 @@ export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type Inbo
 const INBOX_PREFIX = Bucket.inbox
 const CURSOR_PREFIX = Bucket.cursor
 const DEDUP_PREFIX = Bucket.dedup
+/** message ids as stored before session 15: read and pruned, never written (schema.ts) */
+const OLD_DEDUP_PREFIX = Bucket.dedupBefore
 
 
 export interface AppendItem {
@@ -109,14 +111,14 @@ export class InboxStore extends EventEmitter {
    * Ids whose write is queued but not yet durable, and the ids known to be
    * stored (durable), most recent last, bounded: a hit answers a duplicate
    * without a store read. A miss proves nothing, so it is always checked
-   * against the store (`d!`).
+   * against the store (`i~`, and `d!` while an upgraded store holds any).
    */
   private readonly ids: IdMemory
 
   /**
    * Every stored id that `ids` does not hold sorts at or below `floor`
-   * (string order, the order of the `d!` keys): it starts as the greatest id
-   * in the store when this process first appends, and rises to each id that
+   * (string order, the order of the id keys): it starts as the greatest id
+   * in the store (under either prefix) when this process first appends, and rises to each id that
    * falls out of `ids`. Senders mint ids in increasing order, so a new
    * packet's id sorts above it and is known to be new without a store read;
    * only resends of older ids are looked up.
@@ -125,10 +127,41 @@ export class InboxStore extends EventEmitter {
 
   private async loadFloor (): Promise<string> {
     if (this.floor !== undefined) return this.floor
-    let floor = ''
-    for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: DEDUP_PREFIX + '\xff', reverse: true, limit: 1 })) floor = key.slice(DEDUP_PREFIX.length)
-    this.floor ??= floor
+    const [current, old] = await Promise.all([this.newestId(DEDUP_PREFIX), this.newestId(OLD_DEDUP_PREFIX)])
+    this.oldIds ??= Promise.resolve(old !== '')
+    this.floor ??= current > old ? current : old
     return this.floor
+  }
+
+  /** The greatest message id stored under `prefix`, or '' when none is. */
+  private async newestId (prefix: string): Promise<string> {
+    for await (const key of this.db.keys({ gt: prefix, lt: prefix + '\xff', reverse: true, limit: 1 })) return key.slice(prefix.length)
+    return ''
+  }
+
+  /**
+   * Whether the store may hold ids under the old prefix `d!` (an upgraded
+   * store, within the dedup window of its upgrade): read once, and cleared by
+   * the retention pass that deletes the last of them.
+   */
+  private oldIds?: Promise<boolean>
+
+  private async hasOldIds (): Promise<boolean> {
+    this.oldIds ??= this.newestId(OLD_DEDUP_PREFIX).then((id) => id !== '')
+    return await this.oldIds
+  }
+
+  /** Where each of `ids` is stored: under today's prefix, and for those not found there, the old one (one getMany each). */
+  private async storedIds (ids: string[]): Promise<Map<string, Where>> {
+    const found = new Map<string, Where>()
+    await this.readIds(DEDUP_PREFIX, ids, found)
+    if (found.size < ids.length && await this.hasOldIds()) await this.readIds(OLD_DEDUP_PREFIX, ids.filter((id) => !found.has(id)), found)
+    return found
+  }
+
+  private async readIds (prefix: string, ids: string[], into: Map<string, Where>): Promise<void> {
+    const values = await this.db.getMany(ids.map((id) => prefix + id))
+    values.forEach((v, k) => { if (v !== undefined) into.set(ids[k], fromJsonBytes<Where>(v)) })
   }
 
   /**
@@ -146,12 +179,7 @@ export class InboxStore extends EventEmitter {
       checked[k] = !this.ids.has(id)
       if (checked[k] && id <= floor) (ask ??= new Set()).add(id)
     }
-    const found = new Map<string, Where>()
-    if (ask !== undefined) {
-      const asked = [...ask]
-      const values = await this.db.getMany(asked.map((id) => DEDUP_PREFIX + id))
-      values.forEach((v, k) => { if (v !== undefined) found.set(asked[k], fromJsonBytes<Where>(v)) })
-    }
+    const found = ask === undefined ? new Map<string, Where>() : await this.storedIds([...ask])
     return { checked, found }
   }
 
@@ -289,8 +317,7 @@ export class InboxStore extends EventEmitter {
 
   /** Where a stored message id is (durable entries only, within the dedup window). */
   async locate (packetId: string): Promise<Where | undefined> {
-    const bytes = await this.db.get(DEDUP_PREFIX + packetId)
-    return bytes === undefined ? undefined : fromJsonBytes<Where>(bytes)
+    return (await this.storedIds([packetId])).get(packetId)
   }
 
   /** The entry of message `packetId` in the inbox of `nodeId`, while it is retained there. */
@@ -383,11 +410,21 @@ export class InboxStore extends EventEmitter {
    * let a duplicate in. Works in chunks until done; returns how many went.
    */
   async pruneDedup (now = Date.now()): Promise<number> {
-    const before = DEDUP_PREFIX + ulidTimePrefix(now - this.dedupWindow)
+    const cut = ulidTimePrefix(now - this.dedupWindow)
+    let total = await this.pruneIds(DEDUP_PREFIX, cut)
+    if (await this.hasOldIds()) {
+      total += await this.pruneIds(OLD_DEDUP_PREFIX, cut)
+      if (await this.newestId(OLD_DEDUP_PREFIX) === '') this.oldIds = Promise.resolve(false)
+    }
+    return total
+  }
+
+  /** Delete the ids under `prefix` that sort before the ULID time prefix `cut`, in chunks. */
+  private async pruneIds (prefix: string, cut: string): Promise<number> {
     let total = 0
     for (;;) {
       const ops: WriteOp[] = []
-      for await (const key of this.db.keys({ gt: DEDUP_PREFIX, lt: before, limit: PRUNE_CHUNK })) {
+      for await (const key of this.db.keys({ gt: prefix, lt: prefix + cut, limit: PRUNE_CHUNK })) {
         ops.push({ type: 'del', key })
       }
       // unsynced: an id whose deletion is lost is only remembered longer

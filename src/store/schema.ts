@@ -26,12 +26,24 @@ export const Bucket = {
   /** c!<node id> → JSON number: the node's acked inbox cursor. Repository: inbox.ts. */
   cursor: 'c!',
   /**
-   * d!<packet id (ULID)> → JSON {"nodeId":…,"seq":N}: where a received
+   * i~<packet id (ULID)> → JSON {"nodeId":…,"seq":N}: where a received
    * message id is stored, for duplicate detection within the dedup window
    * (ULID order is time order, so retention deletes a key range) and lookup by
    * id. Repository: inbox.ts (InboxStore.locate, entryById).
+   * The prefix sorts right after every inbox key (`~` > `!`) and before `j!`:
+   * a packet's id and its entry are written in one batch, so a LevelDB table
+   * holding both spans only new inbox keys and ids, never the older (large)
+   * inbox values. Under `d!`, before `i!`, every such table spanned the whole
+   * inbox and each compaction rewrote all of it (docs/PERFORMANCE.md, session 15).
    */
-  dedup: 'd!',
+  dedup: 'i~',
+  /**
+   * d!<packet id (ULID)> → the same as `i~`, written by amesh before session
+   * 15: still read (duplicate checks, locate) and pruned with the dedup
+   * window, never written. A store upgraded from that version holds none once
+   * the dedup window has passed. Repository: inbox.ts.
+   */
+  dedupBefore: 'd!',
   /**
    * o!<destination peer id>!<enqueue seq: 16 hex> → [0x01][exp ms: float64 BE]
    * [id len: u8][to len: u8][from len: u8][id][to][from][packet bytes]; older

@@ -51,14 +51,27 @@ describe('store - schema and repositories', () => {
   beforeEach(async () => { dir = mkdtempSync(join(tmpdir(), 'am-schema-')); await open() })
   afterEach(async () => { await db.close(); rmSync(dir, { recursive: true, force: true }) })
 
-  it('schema - one distinct prefix per bucket, each ending in "!", the only nesting being g!h! and g!i! (no bucket is named "g!")', () => {
+  it('schema - one distinct prefix per bucket, each ending in "!" but the dedup ids\' "i~", the only nesting being g!h! and g!i! (no bucket is named "g!")', () => {
     assert.equal(new Set(BUCKET_PREFIXES).size, BUCKET_PREFIXES.length)
-    for (const p of BUCKET_PREFIXES) assert.match(p, /^[a-z]!([a-z]!)?$/)
+    for (const p of BUCKET_PREFIXES) assert.match(p, /^([a-z]!([a-z]!)?|i~)$/)
     const nested = BUCKET_PREFIXES.filter((p) => BUCKET_PREFIXES.some((q) => q !== p && p.startsWith(q)))
     assert.deepEqual(nested, [])
     assert.equal(bucketOf('g!h!x!y!z'), 'heldGrant')
     assert.equal(bucketOf('g!i!z'), 'issuedGrant')
     assert.equal(bucketOf('q!anything'), undefined)
+    assert.equal(bucketOf('i~01J0000000000000000000000'), 'dedup')
+    assert.equal(bucketOf('d!01J0000000000000000000000'), 'dedupBefore')
+  })
+
+  it('schema - the dedup ids sort right after every inbox key and before every other bucket (a batch of both spans no older inbox value)', () => {
+    const ids = [ulid(), '00000000000000000000000000', 'ZZZZZZZZZZZZZZZZZZZZZZZZZZ']
+    const inboxKeys = [`i!${A}!000000000001`, `i!${B}!ffffffffffff`, 'i!did:key:z' + 'z'.repeat(60) + '!ffffffffffff']
+    for (const id of ids) {
+      for (const k of inboxKeys) assert.ok(k < Bucket.dedup + id, `${k} < ${Bucket.dedup}${id}`)
+    }
+    const between = BUCKET_PREFIXES.filter((p) => p > Bucket.inbox && p < Bucket.dedup + '\xff' && p !== Bucket.dedup)
+    assert.deepEqual(between, [], 'no bucket between the inbox and its ids')
+    assert.ok(Bucket.dedup + 'ZZZZZZZZZZZZZZZZZZZZZZZZZZ' < 'j!')
   })
 
   it('nodes, inbox, outbox - the documented keys and value bytes', async () => {
@@ -76,13 +89,13 @@ describe('store - schema and repositories', () => {
     await committer.write(outbox.prepare(P1, out, 'did:key:zTo', 'bob', 'did:key:zFrom', exp, bytes('pk')))
     const stored = await dump(db)
     const okey = `o!${P1}!0000000000000001`
-    assert.deepEqual([...stored.keys()].sort(), [`c!${A}`, `d!${id}`, `e!00123456789a!${okey}`, `i!${A}!000000000001`, `n!${r.id}`, okey].sort())
+    assert.deepEqual([...stored.keys()].sort(), [`c!${A}`, `i~${id}`, `e!00123456789a!${okey}`, `i!${A}!000000000001`, `n!${r.id}`, okey].sort())
     assert.equal(text(stored.get(`n!${r.id}`) as Uint8Array), JSON.stringify({ id: r.id, name: 'alpha', kind: 'external', key: r.key, created: r.created, depth: 0 }))
     const entry = stored.get(`i!${A}!000000000001`) as Uint8Array
     assert.equal(entry.byteLength, 11)
     assert.equal(entry[0], 1)
     assert.equal(text(entry.subarray(9)), 'p1')
-    assert.equal(text(stored.get(`d!${id}`) as Uint8Array), `{"nodeId":"${A}","seq":1}`)
+    assert.equal(text(stored.get(`i~${id}`) as Uint8Array), `{"nodeId":"${A}","seq":1}`)
     assert.equal(text(stored.get(`c!${A}`) as Uint8Array), '1')
     const head = Buffer.alloc(12)
     head[0] = 1

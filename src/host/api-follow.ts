@@ -88,6 +88,7 @@ function pageReader (host: Host, nodeId: string, sink: StreamSink, binary: boole
 async function emitPage (sink: StreamSink, entries: InboxEntry[], label: (id: string) => string, before: Promise<void>): Sent {
   if (sink.frame !== undefined && sink.emitFramed !== undefined) {
     const lines = sink.frame(entries.length, entriesJsonEncoder(entries, label), renderedJsonSize(entries))
+    mark('follow.framed')
     await before
     const drained = sink.emitFramed(lines)
     mark('follow.emit')
@@ -208,6 +209,7 @@ export async function follow (host: Host, nodeId: string, after: number, sink: S
   try {
     while (!sink.signal.aborted) {
       const page = await reading.page
+      mark('follow.page')
       if (page.count === 0) {
         await drained
         pool.clear()

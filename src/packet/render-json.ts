@@ -317,17 +317,23 @@ export function renderEntryJson (entry: PacketEntry, label: (id: string) => stri
 }
 
 /**
- * Pages smaller than this are encoded through renderEntry and JSON.stringify
- * (the same bytes): the byte renderer pays off on replays, and on a page of a
- * few live entries it would run before the JIT has optimised it.
+ * The encoder of a page's entries (one JSON value per entry, index k): each
+ * entry's renderEntry JSON, written by the byte renderer, live pages of one
+ * entry too. Session 13 kept pages under 32 entries on renderEntry +
+ * JSON.stringify, because in one process the byte renderer is slower for
+ * its first ~10 renders; in a daemon following a live inbox (T1) the byte
+ * renderer takes a single event's page 126-128 -> 77-87 µs p50 from the
+ * inbox's append to the framed line (docs/PERFORMANCE.md, session 15).
+ * `entriesJsonEncoderOfObjects` is the reference.
  */
-const BYTE_RENDER_MIN = 32
-
-/** The encoder of a page's entries (one JSON value per entry, index k): each entry's renderEntry JSON, through the byte renderer for larger pages. */
 export function entriesJsonEncoder (entries: readonly PacketEntry[], label: (id: string) => string): (k: number, out: JsonBytes) => void {
-  if (entries.length < BYTE_RENDER_MIN) return (k, out) => { out.json(renderEntry(entries[k], label)) }
   const render = new EntryJsonRenderer(label)
   return (k, out) => { render.write(entries[k], out) }
+}
+
+/** entriesJsonEncoder's reference: each entry through renderEntry and JSON.stringify (the same bytes). */
+export function entriesJsonEncoderOfObjects (entries: readonly PacketEntry[], label: (id: string) => string): (k: number, out: JsonBytes) => void {
+  return (k, out) => { out.json(renderEntry(entries[k], label)) }
 }
 
 /** About how many bytes the JSON of these entries takes (packet bytes, plus field names, ids twice, names). */

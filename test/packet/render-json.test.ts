@@ -4,7 +4,7 @@ import { encodePacket } from '../../src/packet/codec.js'
 import type { Packet } from '../../src/packet/types.js'
 import { JsonBytes } from '../../src/util/json-bytes.js'
 import { renderEntry } from '../../src/packet/render.js'
-import { EntryJsonRenderer } from '../../src/packet/render-json.js'
+import { EntryJsonRenderer, entriesJsonEncoder, entriesJsonEncoderOfObjects } from '../../src/packet/render-json.js'
 import { generateNodeKey } from '../../src/identity/node-key.js'
 import { ulid } from '../../src/util/ulid.js'
 import type { InboxEntry } from '../../src/store/inbox.js'
@@ -80,6 +80,28 @@ describe('host - the byte renderer of inbox entries', () => {
     const bytes = encodePacket(packet())
     for (const [seq, received] of [[0, 0], [1, 1.5], [2 ** 53 - 1, -0], [3, Number.NaN], [4, Infinity], [5, 1e21], [6, 1e-7]]) {
       same(entry(bytes, seq, received), `seq ${seq} received ${received}`)
+    }
+  })
+
+  it('entriesJsonEncoder writes pages of 1, 2, 31, 32 and 300 entries as its reference does (renderEntry + JSON.stringify), corrupt entries included', () => {
+    const pool = [
+      ...TEXTS.map((text) => entry(encodePacket(packet({ payload: { text } })))),
+      entry(encodePacket(packet({ from: B, from_name: 'x', priority: 'high', requires_reply: true }))),
+      entry(new Uint8Array([0xa1, 0x61, 0x78, 0x18])), // truncated: both paths must throw
+      entry(encodePacket(packet({ from: C, to: A, to_name: 'q' })), 9, Number.NaN)
+    ]
+    const write = (enc: (k: number, out: JsonBytes) => void, n: number): Outcome => {
+      const out = new JsonBytes(64)
+      try { for (let k = 0; k < n; k++) { if (k > 0) out.byte(0x2c); enc(k, out) } } catch { return { threw: true } }
+      return { json: Buffer.from(out.bytes()) }
+    }
+    for (const n of [1, 2, 31, 32, 300]) {
+      for (let start = 0; start < pool.length; start += 5) {
+        const page = Array.from({ length: n }, (_, k) => pool[(start + k) % pool.length])
+        const got = write(entriesJsonEncoder(page, label), n)
+        const want = write(entriesJsonEncoderOfObjects(page, label), n)
+        assert.deepEqual(got, want, `a page of ${n} from ${start}`)
+      }
     }
   })
 

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events'
 import { AmeshError, InboxFullError } from '../util/errors.js'
 import { fromJsonBytes, scan, toJsonBytes, type Committer, type RawDb, type WriteOp } from './db.js'
 import { Bucket } from './schema.js'
+import { DedupRecords } from './inbox-dedup.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { OneMapIds, type IdMemory, type Known, type OnEvict, type Where } from './inbox-ids.js'
 import { InboxTails } from './inbox-tails.js'
@@ -14,9 +15,6 @@ export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type Inbo
 
 const INBOX_PREFIX = Bucket.inbox
 const CURSOR_PREFIX = Bucket.cursor
-const DEDUP_PREFIX = Bucket.dedup
-/** message ids as stored before session 15: read and pruned, never written (schema.ts) */
-const OLD_DEDUP_PREFIX = Bucket.dedupBefore
 
 
 export interface AppendItem {
@@ -76,6 +74,8 @@ interface Fresh { nodeId: string, entry: InboxEntry }
  */
 export class InboxStore extends EventEmitter {
   private readonly dedupValues = new DedupValueEncoder()
+  /** the message-id records (inbox-dedup.ts) */
+  private readonly dedup: DedupRecords
   private readonly state = new Map<string, NodeState>()
   /** followers per node, and the in-memory tail kept for each watched node */
   private readonly tails = new InboxTails()
@@ -83,6 +83,7 @@ export class InboxStore extends EventEmitter {
   constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW, idMemory: IdMemoryOf = (limit, onEvict) => new OneMapIds(limit, onEvict)) {
     super()
     this.setMaxListeners(0)
+    this.dedup = new DedupRecords(db, committer)
     this.ids = idMemory(RECENT_IDS, (oldest) => {
       if (this.floor !== undefined && oldest > this.floor) this.floor = oldest
     })
@@ -118,8 +119,8 @@ export class InboxStore extends EventEmitter {
   /**
    * Every stored id that `ids` does not hold sorts at or below `floor`
    * (string order, the order of the id keys): it starts as the greatest id
-   * in the store (under either prefix) when this process first appends, and rises to each id that
-   * falls out of `ids`. Senders mint ids in increasing order, so a new
+   * in the store (inbox-dedup.ts, either prefix) when this process first
+   * appends, and rises to each id that falls out of `ids`. Senders mint ids in increasing order, so a new
    * packet's id sorts above it and is known to be new without a store read;
    * only resends of older ids are looked up.
    */
@@ -127,41 +128,9 @@ export class InboxStore extends EventEmitter {
 
   private async loadFloor (): Promise<string> {
     if (this.floor !== undefined) return this.floor
-    const [current, old] = await Promise.all([this.newestId(DEDUP_PREFIX), this.newestId(OLD_DEDUP_PREFIX)])
-    this.oldIds ??= Promise.resolve(old !== '')
-    this.floor ??= current > old ? current : old
+    const newest = await this.dedup.newest()
+    this.floor ??= newest
     return this.floor
-  }
-
-  /** The greatest message id stored under `prefix`, or '' when none is. */
-  private async newestId (prefix: string): Promise<string> {
-    for await (const key of this.db.keys({ gt: prefix, lt: prefix + '\xff', reverse: true, limit: 1 })) return key.slice(prefix.length)
-    return ''
-  }
-
-  /**
-   * Whether the store may hold ids under the old prefix `d!` (an upgraded
-   * store, within the dedup window of its upgrade): read once, and cleared by
-   * the retention pass that deletes the last of them.
-   */
-  private oldIds?: Promise<boolean>
-
-  private async hasOldIds (): Promise<boolean> {
-    this.oldIds ??= this.newestId(OLD_DEDUP_PREFIX).then((id) => id !== '')
-    return await this.oldIds
-  }
-
-  /** Where each of `ids` is stored: under today's prefix, and for those not found there, the old one (one getMany each). */
-  private async storedIds (ids: string[]): Promise<Map<string, Where>> {
-    const found = new Map<string, Where>()
-    await this.readIds(DEDUP_PREFIX, ids, found)
-    if (found.size < ids.length && await this.hasOldIds()) await this.readIds(OLD_DEDUP_PREFIX, ids.filter((id) => !found.has(id)), found)
-    return found
-  }
-
-  private async readIds (prefix: string, ids: string[], into: Map<string, Where>): Promise<void> {
-    const values = await this.db.getMany(ids.map((id) => prefix + id))
-    values.forEach((v, k) => { if (v !== undefined) into.set(ids[k], fromJsonBytes<Where>(v)) })
   }
 
   /**
@@ -179,7 +148,7 @@ export class InboxStore extends EventEmitter {
       checked[k] = !this.ids.has(id)
       if (checked[k] && id <= floor) (ask ??= new Set()).add(id)
     }
-    const found = ask === undefined ? new Map<string, Where>() : await this.storedIds([...ask])
+    const found = ask === undefined ? new Map<string, Where>() : await this.dedup.find([...ask])
     return { checked, found }
   }
 
@@ -254,7 +223,7 @@ export class InboxStore extends EventEmitter {
       const value = inboxValueOf(item.packet, item.value, now)
       ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
       if (this.tails.watched(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
-      ops.push({ type: 'put', key: DEDUP_PREFIX + item.packetId, value: this.dedupValues.encode(item.nodeId, seq) })
+      ops.push({ type: 'put', key: this.dedup.key(item.packetId), value: this.dedupValues.encode(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
       results.push({ seq, duplicate: false })
     }
@@ -317,7 +286,7 @@ export class InboxStore extends EventEmitter {
 
   /** Where a stored message id is (durable entries only, within the dedup window). */
   async locate (packetId: string): Promise<Where | undefined> {
-    return (await this.storedIds([packetId])).get(packetId)
+    return (await this.dedup.find([packetId])).get(packetId)
   }
 
   /** The entry of message `packetId` in the inbox of `nodeId`, while it is retained there. */
@@ -410,27 +379,6 @@ export class InboxStore extends EventEmitter {
    * let a duplicate in. Works in chunks until done; returns how many went.
    */
   async pruneDedup (now = Date.now()): Promise<number> {
-    const cut = ulidTimePrefix(now - this.dedupWindow)
-    let total = await this.pruneIds(DEDUP_PREFIX, cut)
-    if (await this.hasOldIds()) {
-      total += await this.pruneIds(OLD_DEDUP_PREFIX, cut)
-      if (await this.newestId(OLD_DEDUP_PREFIX) === '') this.oldIds = Promise.resolve(false)
-    }
-    return total
-  }
-
-  /** Delete the ids under `prefix` that sort before the ULID time prefix `cut`, in chunks. */
-  private async pruneIds (prefix: string, cut: string): Promise<number> {
-    let total = 0
-    for (;;) {
-      const ops: WriteOp[] = []
-      for await (const key of this.db.keys({ gt: prefix, lt: prefix + cut, limit: PRUNE_CHUNK })) {
-        ops.push({ type: 'del', key })
-      }
-      // unsynced: an id whose deletion is lost is only remembered longer
-      await this.committer.writeUnsynced(ops)
-      total += ops.length
-      if (ops.length < PRUNE_CHUNK) return total
-    }
+    return await this.dedup.prune(ulidTimePrefix(now - this.dedupWindow))
   }
 }

@@ -29,7 +29,7 @@ export const Bucket = {
    * i~<packet id (ULID)> → JSON {"nodeId":…,"seq":N}: where a received
    * message id is stored, for duplicate detection within the dedup window
    * (ULID order is time order, so retention deletes a key range) and lookup by
-   * id. Repository: inbox.ts (InboxStore.locate, entryById).
+   * id. Repository: inbox-dedup.ts (DedupRecords, for InboxStore.locate, entryById).
    * The prefix sorts right after every inbox key (`~` > `!`) and before `j!`:
    * a packet's id and its entry are written in one batch, so a LevelDB table
    * holding both spans only new inbox keys and ids, never the older (large)
@@ -41,7 +41,7 @@ export const Bucket = {
    * d!<packet id (ULID)> → the same as `i~`, written by amesh before session
    * 15: still read (duplicate checks, locate) and pruned with the dedup
    * window, never written. A store upgraded from that version holds none once
-   * the dedup window has passed. Repository: inbox.ts.
+   * the dedup window has passed. Repository: inbox-dedup.ts.
    */
   dedupBefore: 'd!',
   /**

@@ -8,7 +8,7 @@ import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_
 import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, outgoingPacketsFrame, type AckResult, type OutgoingFrame } from './frame.js'
 import { reheld, unheld } from './link-held.js'
-import { openStreamOn } from '../util/streams.js'
+import { openPacketStream } from './yamux-window.js'
 import { mark } from '../util/trace.js'
 
 export interface LinkEvents {
@@ -140,7 +140,7 @@ export class PeerLink {
     this.state = 'connecting'
     const gen = ++this.generation
     try {
-      const { stream, connection } = await openStreamOn(this.deps.libp2p, this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
+      const { stream, connection } = await openPacketStream(this.deps.libp2p, this.peerId, PACKET_PROTOCOL, { signal: AbortSignal.timeout(DIAL_TIMEOUT) })
       if (this.state !== 'connecting' || gen !== this.generation) { stream.abort(new Error('link superseded')); return }
       this.open(stream, connection, gen)
     } catch (err) {

@@ -10,6 +10,7 @@ import { RECEIVER_PENDING_FRAMES } from './constants.js'
 import type { Logger } from '../util/log.js'
 import { MAX_FRAME_BYTES, decodeFrameSpaced, encodeAckFrame, encodeErrorFrame, lengthPrefixed, type AckResult } from './frame.js'
 import { mark } from '../util/trace.js'
+import { lazyWindowUpdates } from './yamux-window.js'
 
 export interface Denial { code: string, reason: string, retry?: boolean }
 
@@ -64,6 +65,7 @@ export class PacketReceiver {
   async handle ({ stream, connection }: { stream: Stream, connection: Connection }): Promise<void> {
     const remote = connection.remotePeer.toString()
     this.claim(remote, stream)
+    lazyWindowUpdates(stream) // window updates at half the window, as the link's side (yamux-window.ts)
     const out = pushable<Uint8Array>()
     // frames are pushed with their length prefix: one yamux frame, one write each
     void stream.sink(out).catch(() => {})

@@ -5,7 +5,7 @@
 // after nearly every data frame: one more frame, one more noise encryption and
 // one more socket write on the receiving side, and one more frame to read on
 // the sending side, for each packet frame of T1 (see PERFORMANCE.md, session
-// 16). go-yamux and the yamux spec's reference implementation send the update
+// 17). go-yamux and the yamux spec's reference implementation send the update
 // only once half of the window has been consumed; the sender still has the
 // other half to write meanwhile, so a stream that keeps the window busy never
 // waits. Here the packet streams do the same: the stream's own

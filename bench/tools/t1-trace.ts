@@ -5,6 +5,7 @@
 // taken, and the medians (p50, p90) of each stage's offset from the send
 // call and of the step from the stage before are printed in path order.
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t1-trace.js [SAMPLES [ROOT...]]
+// T1_WARMUP=N sends N unsampled packets first (the bench's T1: 3,000).
 // T1_KEEP=1 keeps the hosts' homes and prints where, with the first send's wall-clock time.
 // With several ROOTs (checkouts with a built dist/), each gets a pair in turn.
 // T1_PERF=1 also samples both daemons with `perf record` (bench/lib/perf-threads.ts) during the
@@ -136,16 +137,23 @@ async function once (n: number, root: string | undefined): Promise<void> {
       const at = now()
       if (waiter !== undefined && waiter.id === e.id) { waiter.resolve(at); waiter = undefined } else arrived.set(e.id, at)
     })
+    const one = async (i: number): Promise<[bigint, bigint, bigint]> => {
+      const t0 = now()
+      const r = await pair.a.control.call('send', { as: TX, to: RX, text: text(512, i) })
+      const ta = now()
+      const te = arrived.get(r.id) ?? await new Promise<bigint>((resolve) => { waiter = { id: r.id, resolve } })
+      arrived.delete(r.id)
+      return [t0, ta, te]
+    }
+    // T1_WARMUP=N: N unsampled sends first, as the bench's T1 (3,000) measures the steady state
+    const warmup = Number(process.env.T1_WARMUP ?? 0)
+    for (let i = 0; i < warmup; i++) await one(i)
     const perf: PerfRun | undefined = process.env.T1_PERF === undefined ? undefined : await startPerf([pair.a.pid, pair.b.pid], join(tmp, 'perf.data'))
     const sched = process.env.T1_SCHED === undefined ? undefined : await startSched(join(tmp, 'sched.data'))
     try {
       for (let i = 0; i < n; i++) {
-        const t0 = now()
         if (i === 0) firstWall = Date.now()
-        const r = await pair.a.control.call('send', { as: TX, to: RX, text: text(512, i) })
-        const ta = now()
-        const te = arrived.get(r.id) ?? await new Promise<bigint>((resolve) => { waiter = { id: r.id, resolve } })
-        arrived.delete(r.id)
+        const [t0, ta, te] = await one(warmup + i)
         starts.push(t0)
         accepts.push(ta)
         events.push(te)

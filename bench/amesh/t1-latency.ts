@@ -59,16 +59,16 @@ const FRESH = 1000
 
 interface Split { total: number[], accept: number[] }
 
-/** T1 on a fresh pair: its start (`fresh`), then the same pair warm. */
-async function one (ctx: BenchContext, durability: Durability, count: number, withFresh: boolean): Promise<{ warm: Split, fresh?: Split }> {
+/** Sends before the judged samples, and the fresh window (this run's counts: --quick takes fewer). */
+interface Counts { warmup: number, freshWarmup: number, fresh: number }
+
+/** T1 on a fresh pair: its start (`fresh`, unless `counts.fresh` is 0), then the same pair warm. */
+async function one (ctx: BenchContext, durability: Durability, count: number, counts: Counts): Promise<{ warm: Split, fresh?: Split }> {
   const pair = await startPair(ctx, `t1-${durability}`, durability)
-  const warmup = ctx.count(WARMUP, 300)
   try {
-    if (!withFresh) return { warm: await latencySplit(pair.a, pair.b, count, warmup) }
-    const freshWarmup = ctx.count(FRESH_WARMUP, 20)
-    const freshCount = ctx.count(FRESH, 100)
-    const fresh = await latencySplit(pair.a, pair.b, freshCount, freshWarmup)
-    const warm = await latencySplit(pair.a, pair.b, count, Math.max(0, warmup - freshWarmup - freshCount))
+    if (counts.fresh === 0) return { warm: await latencySplit(pair.a, pair.b, count, counts.warmup) }
+    const fresh = await latencySplit(pair.a, pair.b, counts.fresh, counts.freshWarmup)
+    const warm = await latencySplit(pair.a, pair.b, count, Math.max(0, counts.warmup - counts.freshWarmup - counts.fresh))
     return { warm, fresh }
   } finally {
     await pair.stop()
@@ -77,14 +77,15 @@ async function one (ctx: BenchContext, durability: Durability, count: number, wi
 
 async function run (ctx: BenchContext): Promise<Figure[]> {
   const count = ctx.count(2000, 150)
-  const { warm: split, fresh } = await one(ctx, 'batch', count, true)
+  const counts: Counts = { warmup: ctx.count(WARMUP, 300), freshWarmup: ctx.count(FRESH_WARMUP, 20), fresh: ctx.count(FRESH, 100) }
+  const { warm: split, fresh } = await one(ctx, 'batch', count, counts)
   const batch = split.total
   const acceptNote = 'send call -> reply (durable in the sender outbox), part of T1.p50'
-  const warmNote = `after ${ctx.count(WARMUP, 300)} sends on the pair (steady state)`
+  const warmNote = `after ${counts.warmup} sends on the pair (steady state)`
   const freshFigures = (f: Split | undefined): Figure[] => f === undefined
     ? []
     : [
-        { name: 'T1.fresh.p50', value: p50(f.total), unit: 'ms', better: 'lower', baseline: 'B_rtt.p50+B_fsync.p50', note: `a fresh pair's sends ${ctx.count(FRESH_WARMUP, 20) + 1}-${ctx.count(FRESH_WARMUP, 20) + f.total.length} (V8 still tiering the path up), batch` },
+        { name: 'T1.fresh.p50', value: p50(f.total), unit: 'ms', better: 'lower', baseline: 'B_rtt.p50+B_fsync.p50', note: `a fresh pair's sends ${counts.freshWarmup + 1}-${counts.freshWarmup + f.total.length} (V8 still tiering the path up), batch` },
         { name: 'T1.fresh.p99', value: p99(f.total), unit: 'ms', better: 'lower', baseline: 'T1.fresh.p50' }
       ]
   if (ctx.quick) {
@@ -95,7 +96,7 @@ async function run (ctx: BenchContext): Promise<Figure[]> {
       ...freshFigures(fresh)
     ]
   }
-  const always = (await one(ctx, 'always', count, false)).warm.total
+  const always = (await one(ctx, 'always', count, { ...counts, fresh: 0 })).warm.total
   const note = (d: string): string => `${count} sends one at a time, 512 B text, durability ${d}, ${warmNote}; control socket send -> receiver inbox.follow event`
   const rawSum = 'B_rtt.p50+B_fsync.p50'
   return [

@@ -11,7 +11,7 @@ import { strict as assert } from 'node:assert'
 import { createHash } from 'node:crypto'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
-import { YamuxStream } from '@chainsafe/libp2p-yamux/stream'
+import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
 import { tcp } from '@libp2p/tcp'
 import type { Libp2p, Stream } from '@libp2p/interface'
 import { createLibp2p } from 'libp2p'
@@ -113,11 +113,11 @@ describe('delivery - lazy yamux window updates on real libp2p streams', function
   })
 
   it('due: flags still to send, or at most half the window left', () => {
-    assert.equal(windowUpdateDue({ state: 1, recvWindow: 100, recvWindowCapacity: 100 }), true) // SYNSent
-    assert.equal(windowUpdateDue({ state: 2, recvWindow: 100, recvWindowCapacity: 100 }), true) // SYNReceived: the ACK is owed
-    assert.equal(windowUpdateDue({ state: 3, recvWindow: 100, recvWindowCapacity: 51 }), false)
-    assert.equal(windowUpdateDue({ state: 3, recvWindow: 100, recvWindowCapacity: 50 }), true)
-    assert.equal(windowUpdateDue({ state: 3, recvWindow: 100, recvWindowCapacity: 0 }), true)
+    assert.equal(windowUpdateDue({ state: StreamState.SYNSent, recvWindow: 100, recvWindowCapacity: 100 }), true)
+    assert.equal(windowUpdateDue({ state: StreamState.SYNReceived, recvWindow: 100, recvWindowCapacity: 100 }), true) // the ACK is owed
+    assert.equal(windowUpdateDue({ state: StreamState.Established, recvWindow: 100, recvWindowCapacity: 51 }), false)
+    assert.equal(windowUpdateDue({ state: StreamState.Established, recvWindow: 100, recvWindowCapacity: 50 }), true)
+    assert.equal(windowUpdateDue({ state: StreamState.Established, recvWindow: 100, recvWindowCapacity: 0 }), true)
   })
 
   it('4 MiB (16 x the initial window) arrives whole, in order, with an update only every half window or so', async () => {

@@ -1,6 +1,7 @@
 // One control connection, bounded in bytes as well as in requests: requests
-// wait (and the socket is not read) while the connection's unsent output is
-// over OUTPUT_LIMIT; a paged reply is rendered one page at a time, each after
+// wait (and the socket is not read) while the connection's requests in
+// progress hold more than `inputBytes`, or its unsent output is over
+// `outputBytes`; a paged reply is rendered one page at a time, each after
 // the previous one drained; a client that stops reading is disconnected once
 // a reply to it stalls for `stallMs` or its output passes `hardOutputBytes`.
 // A stream (inbox.follow) already runs at the client's pace and holds no more
@@ -16,6 +17,12 @@ const MiB = 1024 * 1024
 export interface ConnectionLimits {
   /** requests of one connection in progress before the daemon stops reading it */
   maxPending: number
+  /**
+   * bytes of the requests read and not yet answered (lines and frames as
+   * they arrived) past which no further request starts and the socket is not
+   * read; one request always may run, whatever its size
+   */
+  inputBytes: number
   /** unsent output bytes past which no further request of the connection starts */
   outputBytes: number
   /** unsent output bytes past which the connection is dropped */
@@ -26,6 +33,7 @@ export interface ConnectionLimits {
 
 export const CONTROL_LIMITS: ConnectionLimits = {
   maxPending: 1024,
+  inputBytes: 4 * MiB,
   outputBytes: 4 * MiB,
   hardOutputBytes: 32 * MiB,
   stallMs: 60 * SECOND
@@ -39,9 +47,15 @@ export class ClientGoneError extends Error {
   }
 }
 
+/** What a request holds while it waits and runs: a line's length (UTF-16 units), a frame's bytes. */
+const sizeOf = (request: string | RequestFrame): number => typeof request === 'string' ? request.length : request.body.byteLength
+
 export class Connection {
   readonly abort = new AbortController()
   private pending = 0
+  /** sizeOf the running requests, and of the waiting ones */
+  private runningBytes = 0
+  private waitingBytes = 0
   /** request lines and binary request frames not yet started */
   private readonly waiting: Array<string | RequestFrame> = []
   /** a reply written over several writes (one line): other writes wait for it */
@@ -63,7 +77,7 @@ export class Connection {
     // a turn's writes the socket took at once after one was answered false: the same as its 'drain'
     this.out = new TurnWriter(socket, this.roomAgain)
     socket.on('drain', this.roomAgain)
-    socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0 })
+    socket.on('close', () => { this.clearStall(); this.settleDrain(new ClientGoneError()); this.abort.abort(); this.waiting.length = 0; this.waitingBytes = 0 })
   }
 
   /**
@@ -92,12 +106,18 @@ export class Connection {
   /** The socket has room again (its 'drain', or the turn writer's word that no drain is owed) */
   private readonly roomAgain = (): void => { this.clearStall(); this.settleDrain(); this.pump() }
 
-  /** A request finished (or failed): one bound function for all of them, no closure per request. */
-  private readonly settled = (): void => { this.pending--; this.onSettled(); this.pump() }
+  /** A request finished (or failed). */
+  private settled (size: number): void {
+    this.pending--
+    this.runningBytes -= size
+    this.onSettled()
+    this.pump()
+  }
 
   /** A request line or frame arrived: run it now, or once the connection has room. */
   request (request: string | RequestFrame): void {
     this.waiting.push(request)
+    this.waitingBytes += sizeOf(request)
     this.pump()
   }
 
@@ -105,16 +125,26 @@ export class Connection {
     return this.out.length >= this.limits.outputBytes
   }
 
+  /** What runs already holds the input bound: the next request waits (none running: it may start, whatever its size). */
+  private full (): boolean {
+    return this.pending >= this.limits.maxPending || (this.pending > 0 && this.runningBytes >= this.limits.inputBytes)
+  }
+
   private pump (): void {
-    while (this.waiting.length > 0 && this.pending < this.limits.maxPending && !this.congested() && !this.socket.destroyed) {
+    while (this.waiting.length > 0 && !this.full() && !this.congested() && !this.socket.destroyed) {
       const request = this.waiting.shift() as string | RequestFrame
+      const size = sizeOf(request)
+      this.waitingBytes -= size
+      this.runningBytes += size
       this.pending++
-      this.run(request).then(this.settled, this.settled)
+      const done = (): void => { this.settled(size) }
+      this.run(request).then(done, done)
     }
-    const hold = this.waiting.length > 0 || this.pending >= this.limits.maxPending || this.congested()
+    const held = this.runningBytes + this.waitingBytes
+    const hold = this.waiting.length > 0 || this.full() || held >= this.limits.inputBytes || this.congested()
     if (hold && !this.socket.isPaused()) this.socket.pause()
-    // resume with room for half the requests again (not one by one)
-    else if (!hold && this.socket.isPaused() && this.pending < this.limits.maxPending / 2) this.socket.resume()
+    // resume with room for half the requests and half the bytes again (not one by one)
+    else if (!hold && this.socket.isPaused() && this.pending < this.limits.maxPending / 2 && held < this.limits.inputBytes / 2) this.socket.resume()
   }
 
   /** Write whole reply lines (`stream`: event lines); resolves when the socket has room again. */

@@ -171,3 +171,98 @@ describe('control - a client that stops reading', function () {
     assert.deepEqual(logged.slice(before), [])
   })
 })
+
+describe('control - requests in progress are bounded in bytes', function () {
+  this.timeout(60_000)
+  const BOUND = 1024 * 1024
+  const TEXT = 256 * 1024
+  let dir: string
+  let server: ControlServer
+  let sock: string
+  /** the requests running now, by id, each with its gate */
+  const running = new Map<number, () => void>()
+  let mostRunning = 0
+  const started: number[] = []
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ctl-'))
+    sock = join(dir, 's.sock')
+    server = new ControlServer(sock, {
+      // runs until the test opens its gate: what is in progress stays in progress
+      hold: method({
+        params: z.object({ n: z.number(), text: z.string() }).strict(),
+        call: async (p) => {
+          started.push(p.n)
+          await new Promise<void>((resolve) => { running.set(p.n, resolve) })
+          running.delete(p.n)
+          return { n: p.n, length: p.text.length }
+        }
+      })
+    }, () => {}, { inputBytes: BOUND })
+    await server.start()
+  })
+  after(async () => {
+    for (const open of running.values()) open()
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** A client that writes `lines` at once and collects the reply lines. */
+  function client (lines: string[]): { replies: () => Array<{ id: number, result: { n: number, length: number } }>, close: () => void } {
+    const s = connect(sock)
+    s.setEncoding('utf8')
+    let text = ''
+    s.on('data', (d: string) => { text += d })
+    s.write(lines.join(''))
+    return { replies: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)), close: () => s.destroy() }
+  }
+
+  const line = (n: number, size: number): string => JSON.stringify({ id: n, method: 'hold', params: { n, text: 'x'.repeat(size) } }) + '\n'
+
+  /** Open the gates one by one, as they start, until `count` replies came; the most that ran at once. */
+  async function drain (c: ReturnType<typeof client>, count: number): Promise<void> {
+    await waitFor(async () => {
+      mostRunning = Math.max(mostRunning, running.size)
+      const first = [...running.keys()].sort((a, b) => a - b)[0]
+      if (first !== undefined) running.get(first)?.()
+      return c.replies().length === count ? true : undefined
+    }, 30_000, `${count} replies`, 20)
+  }
+
+  it('40 requests of 256 KiB written at once: at most 4 (1 MiB) run at a time, and each is answered once, in order', async () => {
+    started.length = 0
+    mostRunning = 0
+    const c = client(Array.from({ length: 40 }, (_, i) => line(i + 1, TEXT)))
+    try {
+      await waitFor(async () => running.size === 4 ? true : undefined, 10_000, 'four running')
+      // the rest wait unread or unstarted while the four hold the bound
+      await sleep(300)
+      assert.equal(running.size, 4)
+      assert.deepEqual(started, [1, 2, 3, 4])
+      await drain(c, 40)
+      const replies = c.replies()
+      assert.deepEqual(replies.map((r) => r.id), Array.from({ length: 40 }, (_, i) => i + 1))
+      assert.ok(replies.every((r) => r.result.length === TEXT && r.result.n === r.id))
+      assert.deepEqual(started, Array.from({ length: 40 }, (_, i) => i + 1))
+      assert.ok(mostRunning <= 4, `${mostRunning} ran at once`)
+    } finally {
+      c.close()
+    }
+  })
+
+  it('a request larger than the bound runs alone, and small ones after it run as before', async () => {
+    started.length = 0
+    mostRunning = 0
+    const c = client([line(1, 3 * BOUND), ...Array.from({ length: 6 }, (_, i) => line(i + 2, 10))])
+    try {
+      await waitFor(async () => running.size > 0 ? true : undefined, 10_000, 'the large one running')
+      await sleep(300)
+      assert.deepEqual(started, [1])
+      await drain(c, 7)
+      const replies = c.replies()
+      assert.deepEqual(replies.map((r) => [r.id, r.result.length]), [[1, 3 * BOUND], ...Array.from({ length: 6 }, (_, i) => [i + 2, 10])])
+    } finally {
+      c.close()
+    }
+  })
+})

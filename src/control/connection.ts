@@ -114,11 +114,19 @@ export class Connection {
     this.pump()
   }
 
-  /** A request line or frame arrived: run it now, or once the connection has room. */
-  request (request: string | RequestFrame): void {
+  /**
+   * A request line or frame arrived: run it now, or once the connection has
+   * room. `transient`: the frame's bytes are valid only during this call (the
+   * reader's scratch), so one that must wait is copied.
+   */
+  request (request: string | RequestFrame, transient = false): void {
     this.waiting.push(request)
     this.waitingBytes += sizeOf(request)
     this.pump()
+    const last = this.waiting.length - 1
+    if (transient && last >= 0 && this.waiting[last] === request && typeof request !== 'string') {
+      this.waiting[last] = { id: request.id, body: Buffer.from(request.body) }
+    }
   }
 
   private congested (): boolean {

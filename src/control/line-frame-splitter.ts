@@ -9,10 +9,19 @@
 // read; its bytes are copied in as they come (push) or read into it by the
 // socket itself (readInto / filled: the control client's `onread`), so a
 // reply frame of megabytes is neither held as chunks nor joined.
+// A reader made with `scratch` joins a smaller frame that arrived in several
+// chunks into one buffer it reuses, and says so (onFrame's `transient`): the
+// consumer reads it at once or copies it. Every 64 KiB send of a client
+// otherwise cost one more 64 KiB buffer for V8's GC to count
+// (docs/PERFORMANCE.md, session 18).
 import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
 
 /** frames (head included) at least this long are received straight into their own buffer */
 export const DIRECT_BYTES = 256 * 1024
+
+/** a scratch reader's joined-frame buffer: made at least this large, and kept while no larger than this */
+const MIN_JOINED = 80 * 1024
+const MAX_JOINED = DIRECT_BYTES + FRAME_HEAD
 
 export abstract class LineFrameSplitter {
   protected parts: Buffer[] = []
@@ -23,10 +32,15 @@ export abstract class LineFrameSplitter {
   private direct: Buffer | undefined
   private got = 0
 
+  /** the reused buffer of joined frames (scratch readers only) */
+  private joined: Buffer | undefined
+
   constructor (
     private readonly onLine: (line: string) => void,
-    private readonly onFrame: (id: number, body: Buffer) => void,
-    protected readonly max: number
+    /** `transient`: body is in the reader's scratch, valid until onFrame returns */
+    private readonly onFrame: (id: number, body: Buffer, transient: boolean) => void,
+    protected readonly max: number,
+    private readonly scratch = false
   ) {}
 
   /** the error for a frame whose head names `len` bytes, past max */
@@ -75,6 +89,8 @@ export abstract class LineFrameSplitter {
       this.bound()
       return
     }
+    // (need is FRAME_HEAD while only part of the head is held: the length is not known yet)
+    if (this.scratch && this.need > FRAME_HEAD && this.parts.length > 1) { this.joinFrame(chunk); return }
     const buf = this.parts.length === 1 ? chunk : Buffer.concat(this.parts, this.held)
     this.parts = []
     this.held = 0
@@ -89,6 +105,27 @@ export abstract class LineFrameSplitter {
       this.bound()
       if (this.need >= DIRECT_BYTES && this.need <= this.max + FRAME_HEAD) this.receiveDirect(rest)
     }
+  }
+
+  /**
+   * The held frame is complete with `last`, the chunk just pushed: its bytes
+   * go into the scratch buffer, the consumer reads them there, and what
+   * follows the frame in `last` is read on (a view of it, not of the scratch).
+   */
+  private joinFrame (last: Buffer): void {
+    const need = this.need
+    const after = this.held - need
+    if (this.joined === undefined || this.joined.length < need) this.joined = Buffer.allocUnsafeSlow(Math.max(need, MIN_JOINED))
+    const frame = this.joined
+    let at = 0
+    for (const p of this.parts) at += p.copy(frame, at, 0, Math.min(p.length, need - at))
+    this.parts = []
+    this.held = 0
+    this.need = 0
+    this.released()
+    this.onFrame(frame.readUInt32BE(1), frame.subarray(FRAME_HEAD, need), true)
+    if (this.joined.length > MAX_JOINED) this.joined = undefined
+    if (after > 0) this.push(last.subarray(last.length - after))
   }
 
   /** The held start of a large frame moves into the frame's own buffer; the rest is received there. */
@@ -112,7 +149,7 @@ export abstract class LineFrameSplitter {
         const len = buf.readUInt32BE(at + 5)
         if (len > this.max) throw this.frameTooLong(len)
         if (buf.length - at - FRAME_HEAD < len) return at
-        this.onFrame(buf.readUInt32BE(at + 1), buf.subarray(at + FRAME_HEAD, at + FRAME_HEAD + len))
+        this.onFrame(buf.readUInt32BE(at + 1), buf.subarray(at + FRAME_HEAD, at + FRAME_HEAD + len), false)
         at += FRAME_HEAD + len
         continue
       }

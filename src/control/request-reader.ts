@@ -21,8 +21,9 @@ export class RequestReader extends LineFrameSplitter {
   /** UTF-16 code units of the held line, counted only once its bytes passed the bound (-1: not counted) */
   private units = -1
 
-  constructor (onLine: (line: string) => void, onFrame: (frame: RequestFrame) => void, max = MAX_LINE_BYTES) {
-    super(onLine, (id, body) => onFrame({ id, body }), max)
+  /** `scratch`: frames joined from several chunks land in one reused buffer (onFrame's `transient`: read it at once or copy it) */
+  constructor (onLine: (line: string) => void, onFrame: (frame: RequestFrame, transient: boolean) => void, max = MAX_LINE_BYTES, scratch = false) {
+    super(onLine, (id, body, transient) => onFrame({ id, body }, transient), max, scratch)
   }
 
   protected frameTooLong (len: number): Error {

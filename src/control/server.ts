@@ -7,7 +7,7 @@ import { SECOND } from '../util/time.js'
 import { JsonBytes } from '../util/json-bytes.js'
 import { METHODS, type CallName, type MethodName, type ParsedParams, type ResultOf, type StreamName } from './methods.js'
 import { CONTROL_LIMITS, Connection, type ConnectionLimits } from './connection.js'
-import { type Reply, type Request } from './protocol.js'
+import { MAX_LINE_BYTES, type Reply, type Request } from './protocol.js'
 import { BINARY_METHODS, decodeRequestFrame, FRAMING_METHOD, type FramingResult, type RequestFrame } from './request-frame.js'
 import { RequestReader } from './request-reader.js'
 import { replyLine } from './reply-line.js'
@@ -172,7 +172,8 @@ export class ControlServer {
     // counted while it runs: the connection settles each request once (finished)
     const run = (req: string | RequestFrame): Promise<void> => { this.running++; return this.dispatch(conn, req) }
     const conn: Connection = new Connection(socket, this.limits, this.log, run, this.finished)
-    const reader = new RequestReader((line) => conn.request(line), (frame) => conn.request(frame))
+    // a frame in the reader's scratch is read as it starts, or copied by the connection if it must wait
+    const reader = new RequestReader((line) => conn.request(line), (frame, transient) => conn.request(frame, transient), MAX_LINE_BYTES, true)
     socket.on('data', (chunk: Buffer) => {
       try { reader.push(chunk) } catch (err) { this.log(`control: ${errorMessage(err)}`); socket.destroy() }
     })

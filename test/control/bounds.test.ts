@@ -2,13 +2,15 @@
 // not only in requests. And method lookup by own name only.
 import { strict as assert } from 'node:assert'
 import { readFileSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { z } from 'zod'
 import type { ControlClient } from '../../src/control/client.js'
 import { ControlServer, EncodedArray, method, PagedArray } from '../../src/control/server.js'
+import { encodeRequestFrame } from '../../src/control/request-frame.js'
+import { CONTROL_LIMITS, Connection } from '../../src/control/connection.js'
 import { startHost, waitFor, type TestHost } from '../utils/hosts.js'
 
 const MiB = 1024 * 1024
@@ -183,21 +185,23 @@ describe('control - requests in progress are bounded in bytes', function () {
   const running = new Map<number, () => void>()
   let mostRunning = 0
   const started: number[] = []
+  const HOLD = z.object({ n: z.number(), text: z.string() }).strict()
+  /** what a request's text was, as the handler read it: its length and the characters it is made of */
+  const hold = async (p: z.infer<typeof HOLD>): Promise<{ n: number, length: number, chars: string }> => {
+    started.push(p.n)
+    await new Promise<void>((resolve) => { running.set(p.n, resolve) })
+    running.delete(p.n)
+    return { n: p.n, length: p.text.length, chars: [...new Set(p.text)].join('') }
+  }
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ctl-'))
     sock = join(dir, 's.sock')
     server = new ControlServer(sock, {
       // runs until the test opens its gate: what is in progress stays in progress
-      hold: method({
-        params: z.object({ n: z.number(), text: z.string() }).strict(),
-        call: async (p) => {
-          started.push(p.n)
-          await new Promise<void>((resolve) => { running.set(p.n, resolve) })
-          running.delete(p.n)
-          return { n: p.n, length: p.text.length }
-        }
-      })
+      hold: method({ params: HOLD, call: hold }),
+      // binary request frames carry send and send.batch only: the same handler under that name
+      send: method({ params: HOLD, call: hold })
     }, () => {}, { inputBytes: BOUND })
     await server.start()
   })
@@ -207,13 +211,13 @@ describe('control - requests in progress are bounded in bytes', function () {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  /** A client that writes `lines` at once and collects the reply lines. */
-  function client (lines: string[]): { replies: () => Array<{ id: number, result: { n: number, length: number } }>, close: () => void } {
+  /** A client that writes `lines` (JSON lines or binary frames) at once and collects the reply lines. */
+  function client (lines: Array<string | Buffer>): { replies: () => Array<{ id: number, result: { n: number, length: number, chars: string } }>, close: () => void } {
     const s = connect(sock)
     s.setEncoding('utf8')
     let text = ''
     s.on('data', (d: string) => { text += d })
-    s.write(lines.join(''))
+    s.write(Buffer.concat(lines.map((l) => typeof l === 'string' ? Buffer.from(l) : l)))
     return { replies: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l)), close: () => s.destroy() }
   }
 
@@ -263,6 +267,52 @@ describe('control - requests in progress are bounded in bytes', function () {
       assert.deepEqual(replies.map((r) => [r.id, r.result.length]), [[1, 3 * BOUND], ...Array.from({ length: 6 }, (_, i) => [i + 2, 10])])
     } finally {
       c.close()
+    }
+  })
+
+  it('binary frames of 100 KiB, each read in several chunks, 20 written at once: those that wait keep their own bytes (the reader reuses its buffer)', async () => {
+    started.length = 0
+    mostRunning = 0
+    // each frame's text is one character of its own, so a frame read from bytes another one overwrote shows
+    const chars = 'abcdefghijklmnopqrst'
+    const frames = Array.from({ length: 20 }, (_, i) => encodeRequestFrame(i + 1, 'send', { n: i + 1, text: chars[i].repeat(100 * 1024) }) as Buffer)
+    const c = client(frames)
+    try {
+      await drain(c, 20)
+      const replies = c.replies()
+      assert.deepEqual(replies.map((r) => [r.id, r.result.length, r.result.chars]), Array.from({ length: 20 }, (_, i) => [i + 1, 100 * 1024, chars[i]]))
+      assert.ok(mostRunning > 1 && mostRunning <= 11, `${mostRunning} ran at once`)
+    } finally {
+      c.close()
+    }
+  })
+
+  it('a frame in the reader\'s reused buffer that must wait is copied: it starts with its own bytes', async () => {
+    const path = join(dir, 'c.sock')
+    const srv = createServer()
+    const accepted = new Promise<Socket>((resolve) => srv.once('connection', resolve))
+    await new Promise<void>((resolve) => srv.listen(path, resolve))
+    const peer = connect(path)
+    const socket = await accepted
+    try {
+      const seen: string[] = []
+      let open = (): void => {}
+      const conn = new Connection(socket, { ...CONTROL_LIMITS, inputBytes: 10 }, () => {}, async (req) => {
+        seen.push(typeof req === 'string' ? req : req.body.toString())
+        if (seen.length === 1) await new Promise<void>((resolve) => { open = resolve })
+      })
+      conn.request({ id: 1, body: Buffer.from('0123456789ab') }) // 12 bytes: the bound is held, the next waits
+      const scratch = Buffer.from('second')
+      conn.request({ id: 2, body: scratch }, true)
+      scratch.write('XXXXXX') // the reader's next frame lands in the same buffer
+      assert.deepEqual(seen, ['0123456789ab'])
+      open()
+      await waitFor(async () => seen.length === 2 ? true : undefined, 5000, 'the second request')
+      assert.deepEqual(seen, ['0123456789ab', 'second'])
+    } finally {
+      peer.destroy()
+      socket.destroy()
+      await new Promise<void>((resolve) => srv.close(() => resolve()))
     }
   })
 })

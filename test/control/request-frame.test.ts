@@ -12,6 +12,7 @@ import { ControlClient } from '../../src/control/client.js'
 import { FRAME_HEAD, FRAME_MARK } from '../../src/control/frame-head.js'
 import { decodeRequestFrame, encodeRequestFrame, FRAMING_METHOD, MalformedRequestFrameError, type RequestFrame } from '../../src/control/request-frame.js'
 import { RequestReader } from '../../src/control/request-reader.js'
+import { MAX_LINE_BYTES } from '../../src/control/protocol.js'
 
 /** the request as the daemon parses its JSON line */
 function asLine (id: number, method: string, params: unknown): unknown {
@@ -104,6 +105,28 @@ describe('control - binary request frames', () => {
       for (let i = 0; i < stream.length; i += size) r.push(stream.subarray(i, i + size))
       assert.deepEqual(seen, want, `chunks of ${size}`)
       assert.deepEqual(bodies, [f1.subarray(FRAME_HEAD), f2.subarray(FRAME_HEAD)])
+    }
+  })
+
+  it('a scratch reader gives the same lines and frames however the bytes are cut, frames joined from several chunks in its reused buffer (transient)', () => {
+    const big = (id: number, c: string): Buffer => encodeRequestFrame(id, 'send', { as: 'a', to: 'b', text: c.repeat(3000) }) as Buffer
+    const f1 = big(1, 'é')
+    const f2 = encodeRequestFrame(3, 'send.batch', { sends: [{ as: 'a', to: 'b', text: 'é😀' }] }) as Buffer
+    const f3 = big(5, 'x')
+    const f4 = encodeRequestFrame(6, 'send', { as: 'a', to: 'b', text: '' }) as Buffer
+    const stream = Buffer.concat([f1, Buffer.from('{"id":2,"method":"status"}\n'), f2, f3, f4, Buffer.from('{"id":4,"method":"x"}\n'), f1])
+    const want = ['frame 1', 'line {"id":2,"method":"status"}', 'frame 3', 'frame 5', 'frame 6', 'line {"id":4,"method":"x"}', 'frame 1']
+    const wantBodies = [f1, f2, f3, f4, f1].map((f) => f.subarray(FRAME_HEAD))
+    for (let size = 1; size <= stream.length; size += size < 40 ? 1 : size < 2000 ? 97 : 1531) {
+      const seen: string[] = []
+      const bodies: Buffer[] = []
+      let transient = 0
+      const r = new RequestReader((l) => seen.push(`line ${l}`), (f, t) => { seen.push(`frame ${f.id}`); bodies.push(Buffer.from(f.body)); if (t) transient++ }, MAX_LINE_BYTES, true)
+      for (let i = 0; i < stream.length; i += size) r.push(stream.subarray(i, i + size))
+      assert.deepEqual(seen, want, `chunks of ${size}`)
+      assert.deepEqual(bodies, wantBodies, `chunks of ${size}`)
+      // the 6 KB frames span chunks up to their size: read from the scratch
+      if (size < f1.length / 2) assert.ok(transient >= 3, `chunks of ${size}: ${transient} transient`)
     }
   })
 

@@ -3,7 +3,8 @@
 // packet), against one or more checkouts, alternated:
 //   node --import ./dist/src/polyfill.js dist/bench/tools/t3-threads.js ROUNDS COUNT [ROOT...]
 // ROOT is a checkout with a built dist/ and bin/amesh (default: this one).
-// T3_SIZE (bytes, default 65536) changes the payload size; T3_KEEP=1 keeps the
+// T3_SIZE (bytes, default 65536) changes the payload size; T3_WARM (packets,
+// default COUNT / 10) the warm-up burst before the measured one; T3_KEEP=1 keeps the
 // daemons' homes (their amesh.log, e.g. with AMESH_BENCH_NODE_ARGS=--trace-gc).
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,6 +19,7 @@ async function main (): Promise<void> {
   const rounds = Number(process.argv[2] ?? 3)
   const n = Number(process.argv[3] ?? 1000)
   const size = Number(process.env.T3_SIZE ?? 65536)
+  const warm = Number(process.env.T3_WARM ?? Math.max(1, Math.floor(n / 10)))
   const roots = process.argv.length > 4 ? process.argv.slice(4) : [undefined]
   const tmp = await mkdtemp(join(tmpdir(), 'amesh-t3-threads-'))
   try {
@@ -26,7 +28,7 @@ async function main (): Promise<void> {
         const ctx = toolContext(tmp)
         const pair = await startPair(root === undefined ? ctx : { ...ctx, root }, 't3t')
         try {
-          await burst(pair.a, pair.b, Math.max(1, Math.floor(n / 10)), size)
+          await burst(pair.a, pair.b, warm, size)
           const a0 = await threads(pair.a.pid, true)
           const b0 = await threads(pair.b.pid, true)
           const r = await burst(pair.a, pair.b, n, size)

@@ -208,8 +208,18 @@ interface NativeChainedBatch {
   close: () => Promise<void>
 }
 
-/** Batches of more bytes than this go through `_batch`, whose native WriteBatch is freed as soon as it is written. */
-export const POOLED_BATCH_MAX_BYTES = 1024 * 1024
+/**
+ * Batches of more bytes than this go through `_batch`, whose native WriteBatch
+ * is freed as soon as it is written; a pooled batch keeps its capacity, so the
+ * pool holds at most BATCH_POOL_SIZE x this. 4 MiB, a control connection's
+ * requests in progress (src/control/connection.ts): a group commit of large
+ * sends reuses a buffer that already has the room instead of growing a fresh
+ * one in `_batch` (its copies and page faults on the main thread). Measured
+ * (t3-threads at steady state, 3 rounds alternated against 1 MiB): sender
+ * 517 / 483 / 503 against 567 / 580 / 553 µs per 64 KiB packet, T3 94.0 /
+ * 101.0 / 98.7 against 92.5 / 92.4 / 93.6 MiB/s (docs/PERFORMANCE.md, session 18).
+ */
+export const POOLED_BATCH_MAX_BYTES = 4 * 1024 * 1024
 /** Chained batches kept for reuse: the group commit's and one unsynced write beside it. */
 export const BATCH_POOL_SIZE = 2
 

@@ -180,7 +180,8 @@ export class EntryJsonRenderer {
   /** entries rendered through JSON.stringify(renderEntry(...)) because the fast path did not apply */
   fallbacks = 0
 
-  constructor (private readonly label: (id: string) => string) {}
+  /** `memoize`: keep each name's JSON for the entries after (a renderer of one entry has none after it) */
+  constructor (private readonly label: (id: string) => string, private readonly memoize = true) {}
 
   /** Append the JSON text of renderEntry(entry, label) to `out`. */
   write (entry: PacketEntry, out: JsonBytes): void {
@@ -261,7 +262,7 @@ export class EntryJsonRenderer {
     if (memo !== undefined) { out.append(memo.json); return true }
     const mark = out.length
     if (!this.nameJson(b, id, carriedAt >= 0 ? carriedAt : idAt, out)) return false
-    this.names.push({ id: copyOf(b, id), carried: carried === undefined ? undefined : copyOf(b, carried), json: copyOf(out.bytes(), [mark, out.length - mark]) })
+    if (this.memoize) this.names.push({ id: copyOf(b, id), carried: carried === undefined ? undefined : copyOf(b, carried), json: copyOf(out.bytes(), [mark, out.length - mark]) })
     return true
   }
 
@@ -275,12 +276,12 @@ export class EntryJsonRenderer {
 
   /** The name's JSON: label(id) when it knows better, else the text value at `fallbackAt` (carried name or id). */
   private nameJson (b: Uint8Array, id: Span, fallbackAt: number, out: JsonBytes): boolean {
-    let idText = ''
     for (let i = id[0]; i < id[0] + id[1]; i++) {
       const ch = b[i]
       if (ch < 0x20 || ch > 0x7e || ch === QUOTE || ch === BACKSLASH) return false // ids are plain ASCII
-      idText += String.fromCharCode(ch)
     }
+    // one string, not one per character (a follow event rendered ~50 of them per node id)
+    const idText = String.fromCharCode.apply(null, b.subarray(id[0], id[0] + id[1]) as unknown as number[])
     const known = this.label(idText)
     if (known !== idText) { out.json(known); return true }
     this.c.pos = fallbackAt
@@ -313,7 +314,7 @@ function jsonNumber (n: number): string {
 
 /** Append the JSON text of renderEntry(entry, label) to `out` (one entry; a page uses one EntryJsonRenderer). */
 export function renderEntryJson (entry: PacketEntry, label: (id: string) => string, out: JsonBytes): void {
-  new EntryJsonRenderer(label).write(entry, out)
+  new EntryJsonRenderer(label, false).write(entry, out)
 }
 
 /**
@@ -327,7 +328,8 @@ export function renderEntryJson (entry: PacketEntry, label: (id: string) => stri
  * `entriesJsonEncoderOfObjects` is the reference.
  */
 export function entriesJsonEncoder (entries: readonly PacketEntry[], label: (id: string) => string): (k: number, out: JsonBytes) => void {
-  const render = new EntryJsonRenderer(label)
+  // a live follower's page is mostly one entry: no name memo to build for it
+  const render = new EntryJsonRenderer(label, entries.length > 1)
   return (k, out) => { render.write(entries[k], out) }
 }
 

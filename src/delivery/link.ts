@@ -67,6 +67,8 @@ export class PeerLink {
   private generation = 0
   /** consecutive ack timeouts during which the peer still answered pings */
   private stalls = 0
+  /** the remote host's last retry answer was logged: not again until something is delivered */
+  private retryLogged = false
 
   constructor (readonly peerId: PeerId, private readonly deps: LinkDeps) {}
 
@@ -194,19 +196,26 @@ export class PeerLink {
     const entries = await reheld(sent, this.deps.outbox, (k) => !('s' in results[k]) || this.deps.events.readsPacket?.(sent[k]) !== false)
     const delivered: OutboxEntry[] = []
     let rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> | undefined
-    let retry = false
+    let retry: { c: string, m: string } | undefined
     for (let k = 0; k < results.length; k++) {
       const r = results[k]
       if ('s' in r) delivered.push(entries[k])
-      else if (r.r === true) retry = true
+      else if (r.r === true) retry ??= r
       else (rejected ??= []).push({ entry: entries[k], code: r.c, reason: r.m })
     }
     if (delivered.length > 0) {
       this.attempts = 0
+      this.retryLogged = false
       this.deps.events.delivered(delivered).catch((err) => this.deps.log(`link ${this.peerId.toString()}: marking delivered failed: ${errorMessage(err)}`))
     }
     if (rejected !== undefined) await this.deps.events.rejected(rejected)
-    if (retry) { this.fail(gen); return }
+    if (retry !== undefined) {
+      // e.g. INBOX_FULL: the packets stay queued here and are sent again after the backoff (logged once per run of refusals)
+      if (!this.retryLogged) this.deps.log(`link ${this.peerId.toString()}: the host asks to retry later (${retry.c}: ${retry.m}); its packets stay queued and are resent with backoff`)
+      this.retryLogged = true
+      this.fail(gen)
+      return
+    }
     void this.pump()
   }
 

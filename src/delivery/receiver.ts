@@ -101,6 +101,12 @@ export class PacketReceiver {
       if (failed !== undefined) throw failed
       out.end()
     } catch (err) {
+      if (err instanceof Error && err.name === 'StreamResetError') {
+        // the sender dropped the stream (it retries after a RETRY answer, reconnects, stops): nothing to answer on it
+        this.deps.log(`packet stream from ${remote} reset by the sender`)
+        await acks
+        return
+      }
       const code = wireCode(err)
       this.deps.log(`packet stream from ${remote}: ${code}: ${errorMessage(err)}`)
       await acks

@@ -9,8 +9,9 @@
 // 12-13 mark-compacts per 1,000 packets on the sender, 7-9 with this;
 // docs/PERFORMANCE.md, session 10). So a sent entry's large packet is let go,
 // and read back from the store, when its ack arrives, only where an event reads it.
+// sortAck then sorts the ack's results over those entries.
 import type { OutboxEntry, OutboxStore } from '../store/outbox.js'
-import { VIEW_MIN_BYTES } from './frame.js'
+import { VIEW_MIN_BYTES, type AckResult } from './frame.js'
 
 /** the packet of an entry in flight whose bytes the link let go */
 export const UNHELD = new Uint8Array(0)
@@ -40,3 +41,23 @@ export async function reheld (entries: OutboxEntry[], outbox: Pick<OutboxStore, 
   }
   return out
 }
+
+/** An ack's results sorted by what they say: accepted, refused for good, or a RETRY answer (its first one). */
+export interface SortedAck {
+  delivered: OutboxEntry[]
+  rejected?: Array<{ entry: OutboxEntry, code: string, reason: string }>
+  retry?: { c: string, m: string }
+}
+
+/** Sort an ack's results (one per packet, in frame order) over the frame's entries. */
+export function sortAck (results: AckResult[], entries: OutboxEntry[]): SortedAck {
+  const out: SortedAck = { delivered: [] }
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k]
+    if ('s' in r) out.delivered.push(entries[k])
+    else if (r.r === true) out.retry ??= r
+    else (out.rejected ??= []).push({ entry: entries[k], code: r.c, reason: r.m })
+  }
+  return out
+}
+

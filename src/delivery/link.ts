@@ -7,7 +7,7 @@ import type { Logger } from '../util/log.js'
 import { ACK_STALLS, ACK_TIMEOUT, BACKOFF_MAX, BACKOFF_MIN, DIAL_TIMEOUT, FRAME_BYTES, FRAME_PACKETS, PENDING_BYTES, PENDING_ENTRIES, PING_INTERVAL, PING_TIMEOUT, WINDOW_FRAMES } from './constants.js'
 import { LinkBudget, dialFreshCircuit, endCircuit, frameOf, peerAnswers } from './link-budget.js'
 import { MAX_BATCH, MAX_FRAME_BYTES, PACKET_PROTOCOL, decodeFrame, outgoingPacketsFrame, type AckResult, type OutgoingFrame } from './frame.js'
-import { reheld, unheld } from './link-held.js'
+import { reheld, sortAck, unheld } from './link-held.js'
 import { openPacketStream } from './yamux-window.js'
 import { mark } from '../util/trace.js'
 
@@ -67,7 +67,7 @@ export class PeerLink {
   private generation = 0
   /** consecutive ack timeouts during which the peer still answered pings */
   private stalls = 0
-  /** the remote host's last retry answer was logged: not again until something is delivered */
+  /** the host's last RETRY answer (e.g. INBOX_FULL: the packets stay queued, resent after the backoff) was logged: not again until something is delivered */
   private retryLogged = false
 
   constructor (readonly peerId: PeerId, private readonly deps: LinkDeps) {}
@@ -194,15 +194,7 @@ export class PeerLink {
     this.stalls = 0
     this.armAckTimer(gen)
     const entries = await reheld(sent, this.deps.outbox, (k) => !('s' in results[k]) || this.deps.events.readsPacket?.(sent[k]) !== false)
-    const delivered: OutboxEntry[] = []
-    let rejected: Array<{ entry: OutboxEntry, code: string, reason: string }> | undefined
-    let retry: { c: string, m: string } | undefined
-    for (let k = 0; k < results.length; k++) {
-      const r = results[k]
-      if ('s' in r) delivered.push(entries[k])
-      else if (r.r === true) retry ??= r
-      else (rejected ??= []).push({ entry: entries[k], code: r.c, reason: r.m })
-    }
+    const { delivered, rejected, retry } = sortAck(results, entries)
     if (delivered.length > 0) {
       this.attempts = 0
       this.retryLogged = false
@@ -210,7 +202,6 @@ export class PeerLink {
     }
     if (rejected !== undefined) await this.deps.events.rejected(rejected)
     if (retry !== undefined) {
-      // e.g. INBOX_FULL: the packets stay queued here and are sent again after the backoff (logged once per run of refusals)
       if (!this.retryLogged) this.deps.log(`link ${this.peerId.toString()}: the host asks to retry later (${retry.c}: ${retry.m}); its packets stay queued and are resent with backoff`)
       this.retryLogged = true
       this.fail(gen)

@@ -88,13 +88,14 @@ const KiB64 = 64 * 1024
  */
 async function t3run (ctx: BenchContext): Promise<Figure[]> {
   const count = ctx.count(3000, 100)
+  const warm = ctx.count(200, 20)
   const pair = await startPair(ctx, 't3')
   try {
-    await burst(pair.a, pair.b, ctx.count(200, 20), KiB64) // warm-up
+    await burst(pair.a, pair.b, warm, KiB64) // warm-up
     const fresh = await burst(pair.a, pair.b, count, KiB64)
     const r = await burst(pair.a, pair.b, count, KiB64)
-    const note = `${count} x 64 KiB text, ${WINDOW} sends in flight, durability batch, after ${ctx.count(200, 20) + count} on the pair`
-    const freshNote = `the pair's first ${count} x 64 KiB after ${ctx.count(200, 20)} (V8 still tiering the path up)`
+    const note = `${count} x 64 KiB text, ${WINDOW} sends in flight, durability batch, after ${warm + count} on the pair`
+    const freshNote = `the pair's first ${count} x 64 KiB after ${warm} (V8 still tiering the path up)`
     return [
       { name: 'T3', value: mibPerSecond(count * KiB64, r.elapsedMs), unit: 'MiB/s', better: 'higher', baseline: 'B_stream.64KB', minRatio: 0.8, note },
       { name: 'T3.rate', value: perSecond(count, r.elapsedMs), unit: 'msg/s', better: 'higher', baseline: 'B_stream.64KB.rate', note },

@@ -124,7 +124,7 @@ export class Connection {
     this.waitingBytes += sizeOf(request)
     this.pump()
     const last = this.waiting.length - 1
-    if (transient && last >= 0 && this.waiting[last] === request && typeof request !== 'string') {
+    if (transient && this.waiting[last] === request && typeof request !== 'string') {
       this.waiting[last] = { id: request.id, body: Buffer.from(request.body) }
     }
   }

@@ -19,9 +19,8 @@ import { FRAME_HEAD, FRAME_MARK } from './frame-head.js'
 /** frames (head included) at least this long are received straight into their own buffer */
 export const DIRECT_BYTES = 256 * 1024
 
-/** a scratch reader's joined-frame buffer: made at least this large, and kept while no larger than this */
+/** a scratch reader's joined-frame buffer is made at least this large (it never needs DIRECT_BYTES: such frames are received in place) */
 const MIN_JOINED = 80 * 1024
-const MAX_JOINED = DIRECT_BYTES + FRAME_HEAD
 
 export abstract class LineFrameSplitter {
   protected parts: Buffer[] = []
@@ -124,7 +123,6 @@ export abstract class LineFrameSplitter {
     this.need = 0
     this.released()
     this.onFrame(frame.readUInt32BE(1), frame.subarray(FRAME_HEAD, need), true)
-    if (this.joined.length > MAX_JOINED) this.joined = undefined
     if (after > 0) this.push(last.subarray(last.length - after))
   }
 

@@ -60,4 +60,3 @@ export function sortAck (results: AckResult[], entries: OutboxEntry[]): SortedAc
   }
   return out
 }
-

@@ -16,7 +16,7 @@
 // The labels are the names this host knows for the page's from/to node ids
 // (ids it knows no name for are left out: renderEntry then uses the name the
 // packet carries, exactly as on the daemon).
-import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from '../packet/cbor-decode.js'
 import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_TAG, MAJOR_TEXT, MAJOR_UINT } from '../packet/cbor-cursor.js'
 import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'
@@ -29,7 +29,8 @@ export { FRAME_HEAD, FRAME_MARK, MAX_FRAME_BYTES }
 
 const MAX_DEPTH = 32
 const utf8 = new TextEncoder()
-const text = new TextDecoder()
+/** keeps a leading U+FEFF, as the packet decoders do (cbor-decode.ts) */
+const text = new TextDecoder('utf-8', { ignoreBOM: true })
 
 /** Move the cursor past one whole item; false when it is outside the strict subset. */
 function skipItem (c: CborCursor, depth: number): boolean {
@@ -84,7 +85,7 @@ export function partiesOf (bytes: Uint8Array, c = new CborCursor()): [string, st
 /** Bytes the cursor does not take (never the case for stored packets): ask dag-cbor. */
 function fallback (bytes: Uint8Array): [string, string] | undefined {
   try {
-    const p = cbor.decode<Packet>(bytes)
+    const p = decodeCbor<Packet>(bytes)
     return typeof p.from === 'string' && typeof p.to === 'string' ? [p.from, p.to] : undefined
   } catch {
     return undefined

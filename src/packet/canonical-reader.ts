@@ -85,7 +85,6 @@ export class CanonicalReader extends CborCursor {
 
   private utf8 (s: number, e: number): string {
     const d = this.bytes
-    if (e - s >= 3 && d[s] === 0xef && d[s + 1] === 0xbb && d[s + 2] === 0xbf) out()
     if (!isUtf8(d.subarray(s, e))) out()
     this.buf ??= Buffer.from(d.buffer, d.byteOffset, d.byteLength)
     return utf8Slice.call(this.buf, s, e)

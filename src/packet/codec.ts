@@ -1,4 +1,4 @@
-import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from './cbor-decode.js'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
 import { CanonicalEncoder, encodeCanonical } from './canonical.js'
 import { PacketDecoder, decodeCanonicalPacket } from './decode-fast.js'
@@ -113,7 +113,7 @@ function checkSize (bytes: Uint8Array): void {
 function decodeViaDagCbor (bytes: Uint8Array): Packet {
   let value: unknown
   try {
-    value = cbor.decode(bytes)
+    value = decodeCbor(bytes)
   } catch (err) {
     throw new InvalidPacketError('packet is not valid DAG-CBOR', { cause: err })
   }

@@ -10,8 +10,8 @@
 // Choices that follow @ipld/dag-cbor (cborg, strict options):
 // - byte strings are copies (cborg slices); nothing shares the input buffer,
 //   which receivers keep in caches (acl decision cache) and stores;
-// - a text string with a leading UTF-8 BOM is not handled here: cborg's
-//   TextDecoder drops the BOM, so dag-cbor decides what it becomes;
+// - a text string's leading U+FEFF is kept, as the reference decoder keeps
+//   it (cbor-decode.ts: cborg's own TextDecoder would drop it);
 // - invalid UTF-8 is not handled here (cborg replaces it with U+FFFD).
 //
 // The top-level keys and the readers of the optional fields come from the

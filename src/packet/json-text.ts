@@ -72,10 +72,10 @@ function plainWords (b: Uint8Array, i: number, end: number): number {
 /**
  * b[start, end) as a JSON string: well-formed UTF-8 is copied, the characters
  * JSON.stringify escapes are escaped the same way (ECMA-262 QuoteJSONString).
- * False for ill-formed UTF-8 and a leading BOM (decoders replace or drop those).
+ * False for ill-formed UTF-8 (the decoders replace it with U+FFFD). A leading
+ * U+FEFF is text like any other: the decoders keep it (cbor-decode.ts).
  */
 export function writeText (b: Uint8Array, start: number, end: number, out: JsonBytes): boolean {
-  if (end - start >= 3 && b[start] === 0xef && b[start + 1] === 0xbb && b[start + 2] === 0xbf) return false
   out.byte(QUOTE)
   let run = start
   let i = start

@@ -3,8 +3,8 @@
 // The fast path reads the packet's DAG-CBOR itself and copies strings into
 // the output without building objects. It takes only the plain shape stored
 // packets have: definite lengths, minimal heads, map keys that are plain
-// ASCII names, safe integers, true/false/null, well-formed UTF-8 text not
-// starting with a BOM. Anything else (floats, tags, byte strings where they
+// ASCII names, safe integers, true/false/null, well-formed UTF-8 text (a
+// leading U+FEFF included: the decoders keep it). Anything else (floats, tags, byte strings where they
 // would be rendered, odd keys, malformed data) falls back to
 // JSON.stringify(renderEntry(...)), so the output is the same either way.
 //

@@ -1,4 +1,4 @@
-import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from './cbor-decode.js'
 import { RENDERED_FIELDS } from './fields.js'
 import type { Packet } from './types.js'
 
@@ -32,7 +32,7 @@ export const OPTIONAL_FIELDS = RENDERED_FIELDS
 /** The JSON form of an inbox entry (`amesh inbox --json`, control streams, MCP). */
 export function renderEntry (entry: PacketEntry, label: (id: string) => string): RenderedPacket {
   // inbox entries were validated when they were stored: decode without re-validating
-  return renderPacket(cbor.decode<Packet>(entry.packet), entry, label)
+  return renderPacket(decodeCbor<Packet>(entry.packet), entry, label)
 }
 
 /** renderEntry of an entry whose packet is already decoded (`p`: the decoded `entry.packet`). */

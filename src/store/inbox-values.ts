@@ -1,6 +1,6 @@
 // The inbox's key and value encodings (the `i!` and `d!` buckets of
 // schema.ts): one definition for the store and its equivalence tests.
-import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from '../packet/cbor-decode.js'
 import { Bucket } from './schema.js'
 
 const INBOX_PREFIX = Bucket.inbox
@@ -85,7 +85,7 @@ function dedupValue (head: Buffer, seq: number): Uint8Array {
 }
 
 export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array } {
-  if (value[0] !== ENTRY_FORMAT) return cbor.decode<{ r: number, p: Uint8Array }>(value)
+  if (value[0] !== ENTRY_FORMAT) return decodeCbor<{ r: number, p: Uint8Array }>(value)
   const r = new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
   return { r, p: value.subarray(ENTRY_HEADER) }
 }

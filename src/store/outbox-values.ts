@@ -1,6 +1,6 @@
 // The value of an outbox queue entry: a fixed header and the packet bytes as
 // they are (format 1), or the old CBOR map, still read.
-import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from '../packet/cbor-decode.js'
 
 /** the old (CBOR map) value of a queue entry, still read */
 export interface StoredEntry { i: string, to: string, from: string, exp: number, p: Uint8Array }
@@ -121,7 +121,7 @@ export function entryValueReference (packetId: string, to: string, from: string,
 }
 
 export function decodeEntryValue (value: Uint8Array): StoredEntry {
-  if (value[0] !== ENTRY_FORMAT) return cbor.decode<StoredEntry>(value)
+  if (value[0] !== ENTRY_FORMAT) return decodeCbor<StoredEntry>(value)
   const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
   const a = HEADER_FIXED
   const b = a + value[9]

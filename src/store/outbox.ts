@@ -1,4 +1,5 @@
 import * as cbor from '@ipld/dag-cbor'
+import { decodeCbor } from '../packet/cbor-decode.js'
 import { OutboxFullError } from '../util/errors.js'
 import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'
@@ -362,7 +363,7 @@ export class OutboxStore {
   /** Dead letters, oldest first. */
   async deadLetters (limit: number): Promise<DeadLetter[]> {
     const out: DeadLetter[] = []
-    for await (const [, value] of scan(this.db, DEAD_PREFIX, { limit })) out.push(cbor.decode<DeadLetter>(value))
+    for await (const [, value] of scan(this.db, DEAD_PREFIX, { limit })) out.push(decodeCbor<DeadLetter>(value))
     return out
   }
 

@@ -25,10 +25,10 @@ function randomBytes (n: number): Uint8Array {
 // text pieces: ASCII, 2-, 3- and 4-byte UTF-8, a BOM and U+FFFD inside, NUL, a lone surrogate (dag-cbor writes U+FFFD for it)
 const PIECES = ['a', 'Z', '0', ' ', '\n', '"', '\\', '\u0000', '\u007f', '\u0080', 'é', 'ß', '\u07ff', '\u0800', '中', '\ufffd', '\uffff', '😀', '𝄞', 'x\ufeff', '\ud800']
 
-/** Random text of at most `max` UTF-16 units, never starting with a BOM. */
+/** Random text of at most `max` UTF-16 units (a leading BOM included now and then). */
 function randomText (max: number, ascii = false): string {
   const units = int(max + 1)
-  let s = ''
+  let s = !ascii && units > 0 && chance(0.05) ? '\ufeff' : ''
   while (s.length < units) {
     const piece = ascii ? pick(PIECES.slice(0, 7)) : pick(PIECES)
     if (s.length + piece.length > max) break
@@ -376,9 +376,11 @@ describe('packet - direct decoder against dag-cbor + validatePacket', () => {
       t.entries.push([{ k: 'text', s: key }, value])
       return bytesOf(t)
     }
-    // a leading BOM: cborg's TextDecoder drops it, so the packet text loses it
-    const bom = encodePacket({ ...base(), payload: { text: '\ufeffhi' } } as unknown as Packet)
-    assert.equal(decodePacket(bom).payload.text, 'hi')
+    // a leading BOM is text: both decoders keep it (cborg's own TextDecoder dropped it), the direct one without falling back
+    const bom = encodePacket({ ...base(), signal: 'ESCALATE', payload: { text: '\ufeffhi', options: ['\ufeff', '\ufeff\ufeffx'] }, session_id: '\ufeffs' } as unknown as Packet)
+    assert.equal(decodePacket(bom).payload.text, '\ufeffhi')
+    assert.deepEqual(decodeCanonicalPacket(bom)?.payload.options, ['\ufeff', '\ufeff\ufeffx'])
+    assert.equal(decodePacketViaDagCbor(bom).session_id, '\ufeffs')
     assertSame(bom, 'bom')
     // invalid UTF-8 in a payload string: dag-cbor decodes it to U+FFFD
     const bad = tree(base()) as Extract<Item, { k: 'map' }>

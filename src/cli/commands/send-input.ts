@@ -3,6 +3,8 @@
 import { InvalidArgumentError } from '../../util/errors.js'
 
 const REPLACEMENT = '\uFFFD'
+/** valid UTF-8 only, and a leading U+FEFF (BOM) is text like any other: sent byte for byte, never dropped */
+const STRICT = { fatal: true, ignoreBOM: true }
 
 /** TEXT from the command line: Node has already decoded argv, so bytes that were not UTF-8 show as U+FFFD. */
 export function checkArgText (text: string, allowEmpty: boolean): string {
@@ -25,7 +27,7 @@ function withoutCr (bytes: Buffer): Buffer {
 
 /** stdin split into lines (LF or CRLF), each decoded strictly as UTF-8 (a line is split on bytes, so a bad line never spoils the ones before it). */
 export async function * strictLines (input: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true })
+  const decoder = new TextDecoder('utf-8', STRICT)
   let pending: Buffer = Buffer.alloc(0)
   let line = 1
   for await (const chunk of input) {
@@ -44,7 +46,7 @@ export async function * strictLines (input: AsyncIterable<Uint8Array | string>):
 /** A whole file or stream as one message text: strict UTF-8 (`what` names the source in the error). */
 export function readAllText (bytes: Uint8Array, what: string): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return new TextDecoder('utf-8', STRICT).decode(bytes)
   } catch {
     throw new InvalidArgumentError(`${what} is not valid UTF-8: refused, nothing was sent`)
   }

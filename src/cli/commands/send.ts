@@ -220,7 +220,8 @@ ${TEXT_FIELDS_HELP}
 With - as TEXT, every stdin line is one message (empty lines are skipped), sent in order
 in batches (one control call per batch), and one JSON result line is printed per message; --file F or --stdin sends the whole content as ONE
 message (multi-line, up to the packet bound). Text must be valid UTF-8 (other bytes are
-refused, never replaced); an empty TEXT is refused unless --allow-empty.
+refused, never replaced) and is sent byte for byte, a leading U+FEFF (BOM) included;
+an empty TEXT is refused unless --allow-empty.
 
   --to-group [NODE]   broadcast: one durable copy per member of NODE's own group (its parent,
                       siblings and children) or, with NODE, the group NODE heads (NODE and its

@@ -16,7 +16,7 @@
 // The labels are the names this host knows for the page's from/to node ids
 // (ids it knows no name for are left out: renderEntry then uses the name the
 // packet carries, exactly as on the daemon).
-import { decodeCbor } from '../packet/cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_TAG, MAJOR_TEXT, MAJOR_UINT } from '../packet/cbor-cursor.js'
 import type { Packet } from '../packet/types.js'
 import { PacketDecoder } from '../packet/decode-fast.js'

@@ -1,4 +1,4 @@
-import { decodeCbor } from './cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 import { InvalidPacketError, PacketTooLargeError } from '../util/errors.js'
 import { CanonicalEncoder, encodeCanonical } from './canonical.js'
 import { PacketDecoder, decodeCanonicalPacket } from './decode-fast.js'

@@ -1,4 +1,4 @@
-import { decodeCbor } from './cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 import { RENDERED_FIELDS } from './fields.js'
 import type { Packet } from './types.js'
 

@@ -1,6 +1,6 @@
 // The inbox's key and value encodings (the `i!` and `d!` buckets of
 // schema.ts): one definition for the store and its equivalence tests.
-import { decodeCbor } from '../packet/cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 import { Bucket } from './schema.js'
 
 const INBOX_PREFIX = Bucket.inbox

@@ -1,6 +1,6 @@
 // The value of an outbox queue entry: a fixed header and the packet bytes as
 // they are (format 1), or the old CBOR map, still read.
-import { decodeCbor } from '../packet/cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 
 /** the old (CBOR map) value of a queue entry, still read */
 export interface StoredEntry { i: string, to: string, from: string, exp: number, p: Uint8Array }

@@ -1,5 +1,5 @@
 import * as cbor from '@ipld/dag-cbor'
-import { decodeCbor } from '../packet/cbor-decode.js'
+import { decodeCbor } from '../util/cbor-decode.js'
 import { OutboxFullError } from '../util/errors.js'
 import { scan, type Committer, type RawDb, type WriteOp } from './db.js'
 import { FifoMap } from '../util/fifo-map.js'

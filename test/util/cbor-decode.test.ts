@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert'
 import * as cbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { decodeCbor } from '../../src/packet/cbor-decode.js'
+import { decodeCbor } from '../../src/util/cbor-decode.js'
 import { seeded } from '../../src/util/seeded.js'
 
 const rnd = seeded(0xb0b)
@@ -45,7 +45,7 @@ function outcome (f: () => unknown): { ok: true, v: unknown } | { ok: false, mes
   try { return { ok: true, v: f() } } catch (err) { return { ok: false, message: (err as Error).message } }
 }
 
-describe('packet - decodeCbor keeps a leading U+FEFF and is dag-cbor otherwise', () => {
+describe('util - decodeCbor keeps a leading U+FEFF and is dag-cbor otherwise', () => {
   it('gives back what was encoded, leading BOMs in keys and values included, for thousands of random values', () => {
     let boms = 0
     for (let i = 0; i < 3000; i++) {

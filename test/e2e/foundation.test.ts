@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert'
-import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { jsonLines, meetNodes, startHost, waitFor, type TestHost } from '../utils/hosts.js'
 
 interface Row { seq: number, id: string, from: string, from_id: string, to: string, to_id: string, signal: string, payload: { text?: string }, ts: number }
 
@@ -20,10 +20,7 @@ describe('e2e foundation - two hosts on loopback', function () {
   before(async () => {
     h1 = await startHost()
     h2 = await startHost({ peers: [h1.addr] })
-    await h1.ok(['node', 'add', 'alice'])
-    await h2.ok(['node', 'add', 'bob'])
-    await waitFor(async () => (await h2.ok(['nodes', '--json'])).includes('"alice"'), 20_000, 'h2 to learn alice')
-    await waitFor(async () => (await h1.ok(['nodes', '--json'])).includes('"bob"'), 20_000, 'h1 to learn bob')
+    await meetNodes(h1, 'alice', h2, 'bob')
     // alice and bob are not in one group: each lets the other write to it
     await h2.ok(['grant', '--as', 'bob', '--to', 'alice'])
     await h1.ok(['grant', '--as', 'alice', '--to', 'bob'])

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { renderFollowPage } from '../../src/control/follow-frames.js'
-import { jsonLines, startHost, waitFor, type TestHost } from '../utils/hosts.js'
+import { jsonLines, meetNodes, startHost, waitFor, type TestHost } from '../utils/hosts.js'
 
 interface Row { seq: number, from: string, payload: { text?: string, context?: unknown } }
 
@@ -28,10 +28,7 @@ describe('e2e - a leading U+FEFF in a message is delivered and read back, never 
     dir = mkdtempSync(join(tmpdir(), 'am-bom-'))
     h1 = await startHost()
     h2 = await startHost({ peers: [h1.addr] })
-    await h1.ok(['node', 'add', 'alice'])
-    await h2.ok(['node', 'add', 'bob'])
-    await waitFor(async () => (await h2.ok(['nodes', '--json'])).includes('"alice"'), 20_000, 'h2 to learn alice')
-    await waitFor(async () => (await h1.ok(['nodes', '--json'])).includes('"bob"'), 20_000, 'h1 to learn bob')
+    await meetNodes(h1, 'alice', h2, 'bob')
     await h2.ok(['grant', '--as', 'bob', '--to', 'alice'])
   })
 

@@ -107,6 +107,14 @@ export async function startHost (opts: HostOptions = {}): Promise<TestHost> {
   return h
 }
 
+/** Create node `a` on host `ha` and node `b` on host `hb`, and wait until each host holds the other node's card. */
+export async function meetNodes (ha: TestHost, a: string, hb: TestHost, b: string): Promise<void> {
+  await ha.ok(['node', 'add', a])
+  await hb.ok(['node', 'add', b])
+  await waitFor(async () => (await hb.ok(['nodes', '--json'])).includes(`"${a}"`), 20_000, `the second host to learn ${a}`)
+  await waitFor(async () => (await ha.ok(['nodes', '--json'])).includes(`"${b}"`), 20_000, `the first host to learn ${b}`)
+}
+
 /** Poll until check() returns a truthy value, or fail after the deadline. */
 export async function waitFor<T> (check: () => Promise<T | undefined | false>, timeout = 20_000, what = 'condition', every = 100): Promise<T> {
   const deadline = Date.now() + timeout

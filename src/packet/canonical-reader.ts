@@ -4,6 +4,7 @@
 // decoder then leaves the bytes to dag-cbor, which decides and names the error).
 import { Buffer, isUtf8 } from 'node:buffer'
 import { keyOrder } from './canonical.js'
+import { utf8Slice } from '../util/slices.js'
 import { CborCursor, FALSE, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_SIMPLE, MAJOR_TEXT, MAJOR_UINT, TRUE } from './cbor-cursor.js'
 import { MAX_ID_FIELD, MAX_JSON_DEPTH, MAX_LIST_STRING, MAX_OPTIONS, MAX_TEXT_FIELD } from './fields.js'
 import type { JsonValue, OptionValue } from './types.js'
@@ -35,16 +36,9 @@ export function keyTable (keys: readonly string[]): KeyTable {
 const OPTION_KEYS = keyTable(['id', 'label', 'description'])
 const NULL = 0xf6
 
-type Slice = (this: Buffer, start: number, end: number) => string
-/** Buffer's own UTF-8 slice (what toString('utf8', s, e) calls after checking its arguments) */
-const utf8Slice: Slice = (Buffer.prototype as unknown as { utf8Slice?: Slice }).utf8Slice ??
-  function (this: Buffer, start: number, end: number) { return this.toString('utf8', start, end) }
 
 /** The reader of canonical packet bytes, without the packet-specific fields (decode-fast.ts adds those). */
 export class CanonicalReader extends CborCursor {
-  /** a Buffer over the bytes (for its UTF-8 slice), made when a long string needs it */
-  protected buf: Buffer | undefined
-
   /** The argument of a head of `major`: minimal, definite, a safe integer. */
   head (major: number): number {
     const n = this.expect(major)
@@ -86,8 +80,7 @@ export class CanonicalReader extends CborCursor {
   private utf8 (s: number, e: number): string {
     const d = this.bytes
     if (!isUtf8(d.subarray(s, e))) out()
-    this.buf ??= Buffer.from(d.buffer, d.byteOffset, d.byteLength)
-    return utf8Slice.call(this.buf, s, e)
+    return utf8Slice.call(d, s, e)
   }
 
   /** A copy of a byte string (as cborg gives: a plain Uint8Array owning its memory). */

@@ -19,6 +19,7 @@
 // seen node ids: whoever decodes a stream of packets owns one.
 import { Buffer } from 'node:buffer'
 import { isNodeId } from '../identity/node-key.js'
+import { latin1Slice } from '../util/slices.js'
 import { CanonicalReader, NOT_CANONICAL, keyTable, out } from './canonical-reader.js'
 import { MAJOR_ARRAY, MAJOR_MAP, MAJOR_TEXT } from './cbor-cursor.js'
 import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_LIST_STRING, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PACKET_KEYS, SIGNALS, ZONES } from './fields.js'
@@ -33,10 +34,6 @@ for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] =
 const ULID_LENGTH = 26
 const EMPTY = new Uint8Array(0)
 
-type Slice = (this: Buffer, start: number, end: number) => string
-/** Buffer's own latin1 slice (what toString('latin1', s, e) calls after checking its arguments) */
-const latin1Slice: Slice = (Buffer.prototype as unknown as { latin1Slice?: Slice }).latin1Slice ??
-  function (this: Buffer, start: number, end: number) { return this.toString('latin1', start, end) }
 
 const TOP_KEYS = keyTable(PACKET_KEYS)
 const SCOPE_KEYS = keyTable(['files', 'zone'])
@@ -54,7 +51,6 @@ export class Reader extends CanonicalReader {
   /** Read `bytes`; a Buffer is read through a plain Uint8Array view (slices of a Buffer would be Buffers, cborg's are plain). */
   start (bytes: Uint8Array): void {
     this.reset(Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes)
-    this.buf = undefined
   }
 
   ulid (): string {
@@ -68,8 +64,7 @@ export class Reader extends CanonicalReader {
     }
     this.pos = s + n
     // one flat string of the 26 ASCII bytes: no 26 concatenations, no rope to flatten when the id is hashed (inbox maps)
-    this.buf ??= Buffer.from(d.buffer, d.byteOffset, d.byteLength)
-    return latin1Slice.call(this.buf, s, s + n)
+    return latin1Slice.call(d, s, s + n)
   }
 
   /** A node id (from, to, return_to): a recently seen one is recognised by its bytes. */

@@ -11,6 +11,7 @@
 // The rendered fields come from the field table (fields.ts, through
 // render.ts); CBOR heads are read by the shared cursor (cbor-cursor.ts).
 import type { JsonBytes } from '../util/json-bytes.js'
+import { latin1Slice } from '../util/slices.js'
 import { CborCursor, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGINT, MAJOR_SIMPLE, MAJOR_TEXT, MAJOR_UINT, SIMPLE_FALSE, SIMPLE_TRUE } from './cbor-cursor.js'
 import { BACKSLASH, QUOTE, writeText } from './json-text.js'
 import { OPTIONAL_FIELDS, renderEntry, type PacketEntry } from './render.js'
@@ -280,8 +281,8 @@ export class EntryJsonRenderer {
       const ch = b[i]
       if (ch < 0x20 || ch > 0x7e || ch === QUOTE || ch === BACKSLASH) return false // ids are plain ASCII
     }
-    // one string, not one per character (a follow event rendered ~50 of them per node id)
-    const idText = String.fromCharCode.apply(null, b.subarray(id[0], id[0] + id[1]) as unknown as number[])
+    // one string in one native call (no view, no argument list; ASCII checked above)
+    const idText = latin1Slice.call(b, id[0], id[0] + id[1])
     const known = this.label(idText)
     if (known !== idText) { out.json(known); return true }
     this.c.pos = fallbackAt

@@ -11,6 +11,34 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** One choice of an ESCALATE: a plain label, or an id with its label (and a description). */
 export type OptionValue = string | { id: string, label: string, description?: string }
 
+type WellFormed = (this: string) => boolean
+/** String.prototype.isWellFormed (ES2024; Node 20 has it): true at once for a one-byte string */
+const wellFormed: WellFormed = (String.prototype as unknown as { isWellFormed?: WellFormed }).isWellFormed ??
+  function (this: string) { return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(this) }
+
+/**
+ * Why `s` is not text, or undefined: a lone surrogate (half of a UTF-16 pair)
+ * has no UTF-8 form, and DAG-CBOR would store U+FFFD in its place: a packet
+ * string holding one is refused, never silently changed.
+ */
+export function textProblem (s: string): string | undefined {
+  if (wellFormed.call(s)) return undefined
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0xd800 || c > 0xdfff) continue
+    const next = s.charCodeAt(i + 1)
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) { i++; continue }
+    return `holds a lone surrogate (U+${c.toString(16).toUpperCase()}) at index ${i}: not valid Unicode text`
+  }
+  return undefined
+}
+
+/** Throw InvalidPacketError when `s` (at `path`) is not valid Unicode text. */
+export function checkText (s: string, path: string): void {
+  const problem = textProblem(s)
+  if (problem !== undefined) throw new InvalidPacketError(`${path} ${problem}`)
+}
+
 function isPlain (v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false
   const proto = Object.getPrototypeOf(v)
@@ -22,6 +50,7 @@ function check (v: unknown, path: string, depth: number): void {
   switch (typeof v) {
     case 'string':
       if (v.length > MAX_TEXT_FIELD) throw new InvalidPacketError(`${path} is a string longer than ${MAX_TEXT_FIELD} characters`)
+      checkText(v, path)
       return
     case 'number':
       if (!Number.isFinite(v)) throw new InvalidPacketError(`${path} is not a finite number`)
@@ -37,7 +66,10 @@ function check (v: unknown, path: string, depth: number): void {
     return
   }
   if (!isPlain(v)) throw new InvalidPacketError(`${path} is not a JSON value (a byte string, link or other object)`)
-  for (const k of Object.keys(v)) check(v[k], path, depth + 1)
+  for (const k of Object.keys(v)) {
+    checkText(k, `${path} key`)
+    check(v[k], path, depth + 1)
+  }
 }
 
 /** Validate `v` as a JSON value at `path` (e.g. packet.payload.context); returns it. */
@@ -54,14 +86,19 @@ export function isJsonValue (v: unknown): boolean {
 const OPTION_KEYS = new Set(['id', 'label', 'description'])
 
 function optionProblem (o: unknown): string | undefined {
-  if (typeof o === 'string') return o.length <= MAX_LIST_STRING ? undefined : `an option is longer than ${MAX_LIST_STRING} characters`
+  if (typeof o === 'string') return o.length <= MAX_LIST_STRING ? optionTextProblem(o) : `an option is longer than ${MAX_LIST_STRING} characters`
   if (!isPlain(o)) return 'an option is neither a string nor {id, label, description?}'
   for (const k of Object.keys(o)) if (!OPTION_KEYS.has(k)) return `an option has the unknown key ${k} (known: id, label, description)`
   const { id, label, description } = o
   if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_FIELD) return `an option's id must be a string of 1..${MAX_ID_FIELD} characters`
   if (typeof label !== 'string' || label.length > MAX_LIST_STRING) return `an option's label must be a string of at most ${MAX_LIST_STRING} characters`
   if (description !== undefined && (typeof description !== 'string' || description.length > MAX_LIST_STRING)) return `an option's description must be a string of at most ${MAX_LIST_STRING} characters`
-  return undefined
+  return optionTextProblem(id) ?? optionTextProblem(label) ?? (description === undefined ? undefined : optionTextProblem(description))
+}
+
+function optionTextProblem (s: string): string | undefined {
+  const problem = textProblem(s)
+  return problem === undefined ? undefined : `an option ${problem}`
 }
 
 /** What is wrong with `v` as payload.options, or undefined when it is 1..MAX_OPTIONS options. */

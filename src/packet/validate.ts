@@ -4,7 +4,7 @@ import { isUlid } from '../util/ulid.js'
 import { checkSignalPayload } from './rules.js'
 import { FIELDS, FIELD_NAMES, MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD, PAYLOAD_FIELDS, SIGNALS, ZONES } from './fields.js'
 import type { FieldSpec } from './fields.js'
-import { jsonValueField, optionsProblem } from './json-value.js'
+import { checkText, jsonValueField, optionsProblem } from './json-value.js'
 import type { OptionValue, Packet, Payload, Proof, Scope, Signal, Zone } from './types.js'
 
 export { MAX_FILES, MAX_ID_FIELD, MAX_LIST_STRING, MAX_OPTIONS, MAX_PROOF_ITEMS, MAX_TEXT_FIELD }
@@ -20,6 +20,7 @@ function str (o: Obj, key: string, max = MAX_ID_FIELD): string {
   if (typeof v !== 'string' || v.length === 0 || v.length > max) {
     throw new InvalidPacketError(`packet.${key} must be a non-empty string of at most ${max} characters`)
   }
+  checkText(v, `packet.${key}`)
   return v
 }
 
@@ -43,6 +44,7 @@ function scopeField (v: unknown): Scope {
   if (!Array.isArray(files) || files.length > MAX_FILES || !files.every((f) => typeof f === 'string' && f.length <= MAX_LIST_STRING)) {
     throw new InvalidPacketError(`packet.scope.files must be at most ${MAX_FILES} strings`)
   }
+  for (const f of files as string[]) checkText(f, 'packet.scope.files entry')
   const zone = v.zone ?? 'project'
   if (typeof zone !== 'string' || !(ZONES as readonly string[]).includes(zone)) {
     throw new InvalidPacketError(`packet.scope.zone must be one of ${ZONES.join(', ')}`)
@@ -66,6 +68,7 @@ function payloadField (v: unknown): Payload {
       if (typeof value !== 'string' || value.length > MAX_TEXT_FIELD) {
         throw new InvalidPacketError(`packet.payload.text must be a string of at most ${MAX_TEXT_FIELD} characters`)
       }
+      checkText(value, 'packet.payload.text')
       out.text = value
     } else {
       out[key as 'context' | 'decision' | 'result'] = jsonValueField(value, `packet.payload.${key}`)

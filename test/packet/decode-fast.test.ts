@@ -22,8 +22,8 @@ function randomBytes (n: number): Uint8Array {
   return b
 }
 
-// text pieces: ASCII, 2-, 3- and 4-byte UTF-8, a BOM and U+FFFD inside, NUL, a lone surrogate (dag-cbor writes U+FFFD for it)
-const PIECES = ['a', 'Z', '0', ' ', '\n', '"', '\\', '\u0000', '\u007f', '\u0080', 'é', 'ß', '\u07ff', '\u0800', '中', '\ufffd', '\uffff', '😀', '𝄞', 'x\ufeff', '\ud800']
+// text pieces: ASCII, 2-, 3- and 4-byte UTF-8, a BOM and U+FFFD inside, NUL (no lone surrogate: a packet refuses one)
+const PIECES = ['a', 'Z', '0', ' ', '\n', '"', '\\', '\u0000', '\u007f', '\u0080', 'é', 'ß', '\u07ff', '\u0800', '中', '\ufffd', '\uffff', '😀', '𝄞', 'x\ufeff']
 
 /** Random text of at most `max` UTF-16 units (a leading BOM included now and then). */
 function randomText (max: number, ascii = false): string {

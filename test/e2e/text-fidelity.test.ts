@@ -1,8 +1,12 @@
-// A message text that starts with U+FEFF (a byte order mark) arrives with it:
-// sent by the CLI (argv, stdin lines, --file) from one real host to another,
-// read back by every reader (inbox --json, inbox.read, inbox.follow as NDJSON
-// and as binary pages), also after the receiver restarts. dag-cbor's own
-// decoder used to drop the mark, so these texts arrived without it.
+// Message text arrives as it was sent, or is refused by name:
+// - a text that starts with U+FEFF (a byte order mark) arrives with it: sent
+//   by the CLI (argv, stdin lines, --file) from one real host to another, read
+//   back by every reader (inbox --json, inbox.read, inbox.follow as NDJSON and
+//   as binary pages), also after the receiver restarts. dag-cbor's own decoder
+//   used to drop the mark, so these texts arrived without it;
+// - a string with a lone surrogate (which has no UTF-8 form; JSON on the
+//   control socket can carry one) is refused with INVALID_PACKET and nothing
+//   is stored for it, where it used to be stored as U+FFFD.
 import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -18,7 +22,7 @@ const FILE = '\ufefffive\nsecond line\n'
 const CONTEXT = { '\ufeffkey': ['\ufeff', '\ufeffvalue'] }
 const TEXTS = [ARGV, ...LINES, FILE, 'six']
 
-describe('e2e - a leading U+FEFF in a message is delivered and read back, never dropped', function () {
+describe('e2e - message text is delivered as sent (a leading U+FEFF kept) or refused by name (a lone surrogate)', function () {
   this.timeout(120_000)
   let h1: TestHost
   let h2: TestHost
@@ -77,5 +81,33 @@ describe('e2e - a leading U+FEFF in a message is delivered and read back, never 
     await h2.stop()
     await h2.start()
     assert.deepEqual(await rows(), got, 'the same after the receiver restarts')
+  })
+
+  it('refuses a lone surrogate in the text, a context key or value, or an option, by name, and stores nothing for it', async () => {
+    const before = (await rows()).length
+    const c = await h1.client()
+    try {
+      const bad: Array<[Record<string, unknown>, RegExp]> = [
+        [{ text: 'half \ud800 pair' }, /packet\.payload\.text holds a lone surrogate \(U\+D800\) at index 5/],
+        [{ text: '\udc00 first' }, /packet\.payload\.text holds a lone surrogate \(U\+DC00\) at index 0/],
+        [{ text: 'ok', payload: { context: { 'k\udbff': 1 } } }, /packet\.payload\.context key holds a lone surrogate/],
+        [{ text: 'ok', payload: { context: ['fine', 'end \ud83d'] } }, /packet\.payload\.context holds a lone surrogate \(U\+D83D\)/],
+        [{ text: 'ok', signal: 'ESCALATE', payload: { options: ['yes', 'n\udc00o'] } }, /packet\.payload\.options: an option holds a lone surrogate/]
+      ]
+      for (const [params, message] of bad) {
+        await assert.rejects(c.call('send', { as: 'alice', to: 'bob', ...params }), (err: Error & { code?: string }) => err.code === 'INVALID_PACKET' && message.test(err.message), JSON.stringify(params))
+      }
+      // in a batch each entry is answered on its own: the bad one refused, the others sent in order
+      const r = await c.call('send.batch', { sends: [{ as: 'alice', to: 'bob', text: 'batch one 😀' }, { as: 'alice', to: 'bob', text: 'bad \ud800' }, { as: 'alice', to: 'bob', text: 'batch three' }] })
+      assert.deepEqual(r.results.map((x) => 'error' in x ? x.error.code : x.state), ['queued', 'INVALID_PACKET', 'queued'])
+    } finally {
+      c.close()
+    }
+    const after = await waitFor(async () => { const r = await rows(); return r.length >= before + 2 ? r : undefined }, 30_000, 'the two good batch entries at bob')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const final = await rows()
+    assert.equal(final.length, before + 2, 'nothing arrived for the refused sends')
+    assert.deepEqual(final.slice(before).map((x) => x.payload.text), ['batch one 😀', 'batch three'])
+    assert.equal(after.length, before + 2)
   })
 })

@@ -18,6 +18,7 @@ import { CANCEL_CONTEXT } from './constants.js'
 import { Sandbox } from './files.js'
 import { AckTracker, Journal } from './journal.js'
 import { Permissions } from './permissions.js'
+import { wellFormedDeep } from '../util/unicode.js'
 import { Turn, type SendParams } from './turn.js'
 
 const VERSION = '0.1.0'
@@ -69,8 +70,9 @@ export class Bridge {
     return await turn.permission(req)
   }
 
+  /** Every send of the bridge: the agent's output, with any lone surrogate in it as U+FFFD (it would be refused, and the output lost) */
   private async send (p: SendParams): Promise<{ id: string }> {
-    return await this.control.request<{ id: string }>('send', { as: this.opts.node, ...p })
+    return await this.control.request<{ id: string }>('send', { as: this.opts.node, ...wellFormedDeep(p) })
   }
 
   private async approverId (requester: string): Promise<string> {

@@ -10,6 +10,7 @@ import type { Committer, WriteOp } from '../store/db.js'
 import type { InboxStore } from '../store/inbox.js'
 import type { Logger } from '../util/log.js'
 import { ulid } from '../util/ulid.js'
+import { wellFormedDeep } from '../util/unicode.js'
 import { finalAnswer, interruptAnswer, INTERRUPTED, messageAnswer, progressAnswer, TERMINAL, type Answer } from './a2a-mapping.js'
 
 /** One event of a task (or a direct message), whatever shape it came in. */
@@ -89,7 +90,8 @@ export class A2aAnswers {
       from_name: ask.agent.name,
       signal: answer.signal,
       scope: { files: [], zone: 'project' },
-      payload: answer.payload,
+      // the agent's words: a lone surrogate in them becomes U+FFFD (the packet would be refused, and the answer lost)
+      payload: wellFormedDeep(answer.payload),
       ts: Date.now(),
       in_reply_to: ask.packetId
     }

@@ -32,6 +32,8 @@ function agentMessage (text: string, taskId: string, contextId: string): Message
  * artifact "echo: TEXT" and completes. A text starting with "ask" asks for
  * input first (INPUT_REQUIRED); the answer completes it with "answer: TEXT".
  * A text starting with "slow" waits for the test's gate before it completes.
+ * A text starting with "half" gets a reply that ends in half of a UTF-16
+ * pair (a lone surrogate, which JSON carries and UTF-8 cannot).
  */
 class Echo implements AgentExecutor {
   constructor (private readonly received: Message[], private readonly gate: () => Promise<void>) {}
@@ -56,7 +58,7 @@ class Echo implements AgentExecutor {
     }
     status(TaskState.TASK_STATE_WORKING, `working on: ${text}`)
     if (text.startsWith('slow')) await this.gate()
-    const reply = ctx.task === undefined ? `echo: ${text}` : `answer: ${text}`
+    const reply = ctx.task === undefined ? `echo: ${text}${text.startsWith('half') ? ' \ud83d' : ''}` : `answer: ${text}`
     bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: { artifactId: 'reply', name: 'reply', description: '', parts: [textPart(reply)], metadata: undefined, extensions: [] }, append: false, lastChunk: true, metadata: undefined }))
     status(TaskState.TASK_STATE_COMPLETED)
     bus.finished()

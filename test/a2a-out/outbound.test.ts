@@ -52,6 +52,18 @@ describe('a2a outbound - SDK agents as nodes', function () {
     assert.ok(rows[1].session_id !== undefined && rows[1].session_id !== '', 'the answer names the A2A task')
   })
 
+  it('an answer holding a lone surrogate arrives, once, with U+FFFD in its place (not refused and lost)', async () => {
+    const agent = await startEchoAgent({ streaming: true })
+    agents.push(agent)
+    await h.ok(['node', 'add-a2a', 'halves', agent.url, '--parent', 'lead'])
+    const id = await send(h, 'lead', 'halves', 'half a pair')
+    const rows = await answersUntil(h, 'lead', 'halves', (r) => r.some((x) => x.signal === 'RETURN'), 'RETURN from halves')
+    assert.deepEqual(rows.map((r) => [r.signal, r.payload.text ?? r.payload.result, r.in_reply_to]), [
+      ['MESSAGE', 'working on: half a pair', id],
+      ['RETURN', 'echo: half a pair \ufffd', id]
+    ])
+  })
+
   it('a non-streaming agent: the send returns at once, the task is polled to its RETURN', async () => {
     const agent = await startEchoAgent({ streaming: false })
     agents.push(agent)

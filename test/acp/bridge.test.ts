@@ -142,6 +142,12 @@ describe('acp - ACP agents as managed nodes (runtime: acp, the echo agent fixtur
     assert.match(a1, /^s\d+-\d+$/)
   })
 
+  it('acp - agent output holding a lone surrogate arrives, once, with U+FFFD in its place (not refused and lost)', async () => {
+    const id = await sendId(h, 'lead', 'coder', 'half')
+    const returns = (await waitReply(h, 'lead', id, 'RETURN')).filter((x) => x.signal === 'RETURN')
+    assert.deepEqual(returns.map((r) => r.payload.result), ['half a pair \ufffd'])
+  })
+
   it('acp - a cancel packet → session/cancel → ERROR cancelled', async () => {
     const id = await sendId(h, 'lead', 'coder', 'hang on')
     await waitLog(h, 'coder', `prompt ${id} from lead`)

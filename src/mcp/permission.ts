@@ -1,6 +1,7 @@
 import { parseVerdict, permissionRequestId, permissionRequestSend, type Behavior } from '../control/permission.js'
 import type { RenderedPacket } from '../control/wire.js'
 import type { Logger } from '../util/log.js'
+import { wellFormed } from '../util/unicode.js'
 import { PERMISSION_MAX_PENDING, PERMISSION_TTL, PREVIEW_CHARS } from './constants.js'
 import type { DaemonLink } from './link.js'
 
@@ -37,8 +38,15 @@ export interface PermissionRelayInit {
   now?: () => number
 }
 
+/** At most n characters of s, never cutting a surrogate pair in half. */
 function clip (s: string, n = PREVIEW_CHARS): string {
-  return s.length <= n ? s : `${s.slice(0, n)}… (${s.length - n} more characters)`
+  if (s.length <= n) return s
+  const cut = isHighSurrogate(s.charCodeAt(n - 1)) ? n - 1 : n
+  return `${s.slice(0, cut)}… (${s.length - cut} more characters)`
+}
+
+function isHighSurrogate (c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff
 }
 
 /**
@@ -71,13 +79,14 @@ export class PermissionRelay {
       return
     }
     const to = await this.approver()
-    const text = [
+    // Claude Code's words: a lone surrogate in them becomes U+FFFD (the packet would be refused, and the request not relayed)
+    const text = wellFormed([
       `Permission request ${req.request_id} from Claude Code session "${this.init.node}":`,
       `tool: ${req.tool_name}`,
       `description: ${clip(req.description)}`,
       `input: ${clip(req.input_preview)}`,
       `Answer with the approve / deny tool (request_id ${req.request_id}), or on your host: amesh approve ${req.request_id} / amesh deny ${req.request_id}.`
-    ].join('\n')
+    ].join('\n'))
     const sent = await this.init.link.call('send', permissionRequestSend(this.init.node, to, req.request_id, text))
     this.pending.set(req.request_id, { escalateId: sent.id, expires: this.now() + this.ttl })
     this.init.log(`permission request ${req.request_id} (${req.tool_name}) sent to ${this.init.approver} as ${sent.id}`)

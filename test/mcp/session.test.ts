@@ -244,6 +244,12 @@ describe('mcp - amesh mcp over stdio', function () {
     assert.equal(answered.isError, undefined, textOf(answered))
     await until('the second verdict', () => s.permission.length > 1 ? true : undefined)
     assert.deepEqual(s.permission[1], { request_id: 'fghij', behavior: 'deny' })
+
+    // a request whose texts hold a lone surrogate, and whose preview is clipped inside a pair, is still relayed
+    await s.notify('notifications/claude/channel/permission_request', { request_id: 'klmno', tool_name: 'Edit', description: 'half \ud800 here', input_preview: 'x'.repeat(1999) + '😀😀' })
+    const [odd] = await packetsAt(b, 'boss', (p) => p.signal === 'ESCALATE' && p.conversation_id === 'permission:klmno')
+    assert.match(odd.payload.text ?? '', /description: half \ufffd here\n/)
+    assert.ok((odd.payload.text ?? '').includes(`input: ${'x'.repeat(1999)}… (4 more characters)\n`), 'the preview is cut before the pair, not inside it')
   })
 
   it('mcp - the loop guard trips at its limit and says why', async () => {

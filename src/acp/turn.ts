@@ -10,6 +10,7 @@ import type { BridgeConfig } from './config.js'
 import { EXIT_GRACE, MAX_RESULT_CHARS } from './constants.js'
 import type { Permissions } from './permissions.js'
 import { Progress } from './progress.js'
+import { cutText } from '../util/unicode.js'
 
 export type SendParams = Record<string, unknown> & { to: string, signal: string }
 export type Outcome = { ok: true, result: string } | { ok: false, reason: string, crashed: boolean }
@@ -98,9 +99,9 @@ export class Turn {
     try {
       const r = await this.deps.agent.conn.agent.request(methods.agent.session.prompt, { sessionId: this.sessionId, prompt: [{ type: 'text', text: promptText(this.packet) }] })
       this.progress.close()
-      if (r.stopReason === 'end_turn') return { ok: true, result: this.answer.slice(0, MAX_RESULT_CHARS) }
+      if (r.stopReason === 'end_turn') return { ok: true, result: cutText(this.answer, MAX_RESULT_CHARS) }
       if (r.stopReason === 'cancelled') return { ok: false, reason: 'cancelled', crashed: false }
-      return { ok: false, reason: `stopped: ${r.stopReason}${this.answer === '' ? '' : ` (${this.answer.slice(0, 500)})`}`, crashed: false }
+      return { ok: false, reason: `stopped: ${r.stopReason}${this.answer === '' ? '' : ` (${cutText(this.answer, 500)})`}`, crashed: false }
     } catch (err) {
       this.progress.close()
       const why = await Promise.race([this.deps.agent.ended, new Promise<undefined>((resolve) => setTimeout(resolve, EXIT_GRACE))])

@@ -9,6 +9,7 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type TaskStatus } from '@a2a-js/sdk'
 import { MAX_LIST_STRING, MAX_OPTIONS } from '../packet/fields.js'
 import type { Packet, Payload, Signal } from '../packet/types.js'
+import { cutText } from '../util/unicode.js'
 
 /** longest text taken from an answer into one packet field (characters; the packet limit is 512 KiB of CBOR) */
 export const ANSWER_TEXT_LIMIT = 100_000
@@ -59,7 +60,9 @@ export function toA2aMessage (packet: Packet, contextId: string, taskId: string)
 }
 
 function clip (text: string): string {
-  return text.length <= ANSWER_TEXT_LIMIT ? text : `${text.slice(0, ANSWER_TEXT_LIMIT)}\n[truncated: ${text.length - ANSWER_TEXT_LIMIT} more characters]`
+  if (text.length <= ANSWER_TEXT_LIMIT) return text
+  const kept = cutText(text, ANSWER_TEXT_LIMIT)
+  return `${kept}\n[truncated: ${text.length - kept.length} more characters]`
 }
 
 function partText (part: Part): string | undefined {

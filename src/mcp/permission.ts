@@ -1,7 +1,7 @@
 import { parseVerdict, permissionRequestId, permissionRequestSend, type Behavior } from '../control/permission.js'
 import type { RenderedPacket } from '../control/wire.js'
 import type { Logger } from '../util/log.js'
-import { wellFormed } from '../util/unicode.js'
+import { cutText, wellFormed } from '../util/unicode.js'
 import { PERMISSION_MAX_PENDING, PERMISSION_TTL, PREVIEW_CHARS } from './constants.js'
 import type { DaemonLink } from './link.js'
 
@@ -41,12 +41,8 @@ export interface PermissionRelayInit {
 /** At most n characters of s, never cutting a surrogate pair in half. */
 function clip (s: string, n = PREVIEW_CHARS): string {
   if (s.length <= n) return s
-  const cut = isHighSurrogate(s.charCodeAt(n - 1)) ? n - 1 : n
-  return `${s.slice(0, cut)}… (${s.length - cut} more characters)`
-}
-
-function isHighSurrogate (c: number): boolean {
-  return c >= 0xd800 && c <= 0xdbff
+  const kept = cutText(s, n)
+  return `${kept}… (${s.length - kept.length} more characters)`
 }
 
 /**

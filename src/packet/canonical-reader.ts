@@ -36,7 +36,6 @@ export function keyTable (keys: readonly string[]): KeyTable {
 const OPTION_KEYS = keyTable(['id', 'label', 'description'])
 const NULL = 0xf6
 
-
 /** The reader of canonical packet bytes, without the packet-specific fields (decode-fast.ts adds those). */
 export class CanonicalReader extends CborCursor {
   /** The argument of a head of `major`: minimal, definite, a safe integer. */

@@ -34,7 +34,6 @@ for (const c of '0123456789ABCDEFGHJKMNPQRSTVWXYZ') ULID_CHAR[c.charCodeAt(0)] =
 const ULID_LENGTH = 26
 const EMPTY = new Uint8Array(0)
 
-
 const TOP_KEYS = keyTable(PACKET_KEYS)
 const SCOPE_KEYS = keyTable(['files', 'zone'])
 const PAYLOAD_KEYS = keyTable(['text', 'context', 'decision', 'options', 'result'])

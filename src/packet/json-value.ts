@@ -4,6 +4,7 @@
 // travels as DAG-CBOR (maps with keys sorted, so the encoding stays
 // deterministic), nested at most MAX_JSON_DEPTH containers deep.
 import { InvalidPacketError, PayloadTooDeepError } from '../util/errors.js'
+import { isWellFormedText } from '../util/unicode.js'
 import { MAX_ID_FIELD, MAX_JSON_DEPTH, MAX_LIST_STRING, MAX_OPTIONS, MAX_TEXT_FIELD } from './fields.js'
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
@@ -11,18 +12,13 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** One choice of an ESCALATE: a plain label, or an id with its label (and a description). */
 export type OptionValue = string | { id: string, label: string, description?: string }
 
-type WellFormed = (this: string) => boolean
-/** String.prototype.isWellFormed (ES2024; Node 20 has it): true at once for a one-byte string */
-const wellFormed: WellFormed = (String.prototype as unknown as { isWellFormed?: WellFormed }).isWellFormed ??
-  function (this: string) { return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(this) }
-
 /**
  * Why `s` is not text, or undefined: a lone surrogate (half of a UTF-16 pair)
  * has no UTF-8 form, and DAG-CBOR would store U+FFFD in its place: a packet
  * string holding one is refused, never silently changed.
  */
 export function textProblem (s: string): string | undefined {
-  if (wellFormed.call(s)) return undefined
+  if (isWellFormedText(s)) return undefined
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c < 0xd800 || c > 0xdfff) continue

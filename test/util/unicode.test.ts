@@ -1,7 +1,7 @@
 // wellFormed / wellFormedDeep: every lone surrogate becomes U+FFFD, pairs and
 // other text stay as they are, in strings, keys and nested values alike.
 import { strict as assert } from 'node:assert'
-import { wellFormed, wellFormedDeep } from '../../src/util/unicode.js'
+import { cutText, isWellFormedText, wellFormed, wellFormedDeep } from '../../src/util/unicode.js'
 
 describe('util - well-formed text for what third parties hand over', () => {
   it('replaces each lone surrogate with U+FFFD and keeps pairs, one-byte and other text', () => {
@@ -19,5 +19,18 @@ describe('util - well-formed text for what third parties hand over', () => {
     assert.deepStrictEqual(wellFormedDeep(v), { text: 'a\ufffd', context: { 'k\ufffd': ['ok', '\ufffd', 1, true, null], n: 2.5 }, b: bytes })
     assert.deepStrictEqual(v, copy)
     assert.equal(wellFormedDeep(undefined), undefined)
+  })
+
+  it('isWellFormedText tells lone surrogates from pairs', () => {
+    for (const ok of ['', 'x', '😀', 'é中𝄞']) assert.equal(isWellFormedText(ok), true)
+    for (const bad of ['\ud800', 'a\udc00', '😀\ud83d', '\ude00\ud83d']) assert.equal(isWellFormedText(bad), false)
+  })
+
+  it('cutText keeps n units, one fewer where the cut would split a pair, and never leaves half of one', () => {
+    assert.equal(cutText('abc', 5), 'abc')
+    assert.equal(cutText('abcdef', 3), 'abc')
+    assert.equal(cutText('ab😀cd', 3), 'ab')
+    assert.equal(cutText('ab😀cd', 4), 'ab😀')
+    for (let n = 1; n < 12; n++) assert.equal(isWellFormedText(cutText('a😀b𝄞c😀😀', n)), true, `n = ${n}`)
   })
 })

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, open, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ControlClient } from '../../src/control/client.js'
+import { ControlClient, RemoteError } from '../../src/control/client.js'
 import { eachFollowEntry } from '../../src/control/follow-frames.js'
 import { daemonEnv, daemonNodeFlags } from '../../src/host/heap.js'
 import { waitFor } from './cli.js'
@@ -134,10 +134,19 @@ export class Daemon {
     return await this.control.call('status')
   }
 
+  /**
+   * The node's last inbox seq, from `inbox.state`: the bursts poll it every
+   * 10 ms, and `status` (store size from the file system, memory, addresses,
+   * peers) cost the polled daemon 200-400 µs of CPU a call against ~80 µs
+   * (docs/PERFORMANCE.md, session 20). A node the daemon does not serve (yet) is 0.
+   */
   async inboxLast (node: string): Promise<number> {
-    const s = await this.status()
-    const inbox = s.nodes.find((n) => n.name === node)?.inbox
-    return inbox === undefined || 'error' in inbox ? 0 : inbox.last
+    try {
+      return (await this.control.call('inbox.state', { node })).last
+    } catch (err) {
+      if (err instanceof RemoteError && err.code === 'UNKNOWN_NODE') return 0
+      throw err
+    }
   }
 
   async nodes (): Promise<NodeRow[]> {

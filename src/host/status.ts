@@ -14,7 +14,7 @@ function dirSize (dir: string): number {
   return total
 }
 
-/** The daemon's memory, bytes: resident set, V8 heap, and buffers outside it. */
+/** The daemon's memory, bytes: resident set, V8 heap, and buffers outside it (one reading: each walks the heap's spaces and reads /proc). */
 function memory (): Record<string, number> {
   const m = process.memoryUsage()
   return { rss: m.rss, heap_used: m.heapUsed, heap_total: m.heapTotal, external: m.external, array_buffers: m.arrayBuffers }
@@ -28,6 +28,7 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
     nodes.push({ name: n.record.name, id: n.record.id, kind: n.record.kind, parent: n.record.parent, inbox: info })
   }
   const outbox = host.outbox.totals()
+  const mem = memory()
   return {
     pid: process.pid,
     peerId: host.libp2p.peerId.toString(),
@@ -43,8 +44,8 @@ export async function hostStatus (host: Pick<Components, 'nodes' | 'inbox' | 'ou
     store_bytes: dirSize(host.paths.store),
     store: host.guard.health(),
     commits: { ...host.committer.stats, backlog: host.committer.backlog },
-    rss_bytes: process.memoryUsage().rss,
-    memory: memory(),
+    rss_bytes: mem.rss,
+    memory: mem,
     heap_policy: heapPolicy() ?? 'node defaults',
     relay: relayStatus(host.libp2p, host.config)
   }

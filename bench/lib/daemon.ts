@@ -208,7 +208,14 @@ export async function stopAll (daemons: Daemon[]): Promise<void> {
   await Promise.all(daemons.map(async (d) => { await d.stop() }))
 }
 
-/** Text of `size` ASCII characters, varying with `i` (the packet payload). */
+/**
+ * Text of `size` ASCII characters, varying with `i` (the packet payload).
+ * The bursts (sendMany, sendManyBatched) build one per burst and send it
+ * every time, as the raw stream's initiator writes one buffer: a fresh
+ * 64 KiB string per send (and its flattening) cost the bench process
+ * 30-70 µs per T3 send, most of it GC (docs/PERFORMANCE.md, session 20).
+ * Packets differ by their ids; nothing reads the texts back.
+ */
 export function text (size: number, i = 0): string {
   const head = `${i}:`
   return head + 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(Math.ceil(size / 36)).slice(0, Math.max(0, size - head.length))
@@ -224,11 +231,12 @@ export interface SendHooks { onReply?: () => void }
 
 export async function sendMany (client: ControlClient, as: string, to: string, count: number, size: number, window = 512, hooks: SendHooks = {}): Promise<string[]> {
   const ids = new Array<string>(count)
+  const body = text(size)
   let next = 0
   const lane = async (): Promise<void> => {
     while (next < count) {
       const i = next++
-      const r = await client.call('send', { as, to, text: text(size, i) })
+      const r = await client.call('send', { as, to, text: body })
       ids[i] = r.id
       hooks.onReply?.()
     }
@@ -243,13 +251,14 @@ export async function sendMany (client: ControlClient, as: string, to: string, c
  */
 export async function sendManyBatched (client: ControlClient, as: string, to: string, count: number, size: number, window = 512, batch = 256): Promise<string[]> {
   const ids = new Array<string>(count)
+  const body = text(size)
   let next = 0
   const lane = async (): Promise<void> => {
     while (next < count) {
       const first = next
       const n = Math.min(batch, count - first)
       next += n
-      const sends = Array.from({ length: n }, (_, k) => ({ as, to, text: text(size, first + k) }))
+      const sends = Array.from({ length: n }, () => ({ as, to, text: body }))
       const r = await client.call('send.batch', { sends })
       r.results.forEach((x, k) => {
         if ('error' in x) throw new Error(`send.batch entry ${first + k}: ${x.error.code}: ${x.error.message}`)

@@ -150,11 +150,11 @@ export class A2aTransport implements Transport<A2aAgentTarget> {
   /** Queue the packet for the agent; resolves once it is durable. */
   async deliver (packet: Packet, bytes: Uint8Array, target: A2aAgentTarget, ttl: number): Promise<QueueResult> {
     const dest = a2aQueue(target.id)
-    const { ops } = this.c.outbox.stage(dest, packet.id, packet.to, target.name, packet.from, Date.now() + ttl, bytes)
+    const { ops, entry } = this.c.outbox.stage(dest, packet.id, packet.to, target.name, packet.from, Date.now() + ttl, bytes)
     try {
       await this.c.committer.write(ops) // handed over in the same tick as stage(): key order = commit order
     } catch (err) {
-      this.c.outbox.release(dest)
+      this.c.outbox.release(entry)
       throw err
     }
     if (this.started) this.queue(dest).wake()

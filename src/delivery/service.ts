@@ -164,7 +164,7 @@ export class DeliveryService implements Transport<PeerTarget> {
       this.link(dest).offer([entry])
       return { id, state: 'queued' }
     }, (err: unknown) => {
-      this.deps.outbox.release(dest)
+      this.deps.outbox.release(entry)
       throw err
     })
   }

@@ -6,9 +6,9 @@ import { FifoMap } from '../util/fifo-map.js'
 import { Bucket } from './schema.js'
 import { decodeEntryValue, EntryValueEncoder } from './outbox-values.js'
 import { hex, OutboxKeys, seqOfKey } from './outbox-keys.js'
+import { ExpiryIndex } from './outbox-expiry.js'
 
 const OUTBOX_PREFIX = Bucket.outbox
-const EXPIRY_PREFIX = Bucket.expiry
 const DEAD_PREFIX = Bucket.dead
 /** entries deleted per retention step */
 const PRUNE_CHUNK = 5000
@@ -25,8 +25,6 @@ export interface OutboxEntry {
   /** expiry, ms since the epoch */
   exp: number
   packet: Uint8Array
-  /** its expiry index key when the store built it already (staged entries): expiryKey(exp, key) */
-  ikey?: string
   /** the enqueue seq of its key, when the store wrote or read it (seqOfKey(key)) */
   seq?: number
   /**
@@ -53,7 +51,6 @@ export interface Doomed { entry: OutboxEntry, code: string, reason: string }
 /** Commits a dead-letter move (and whatever else must land in the same batch). */
 export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
-const EMPTY = new Uint8Array(0)
 
 export { hex, hexReference, outboxKey, seqOfKey } from './outbox-keys.js'
 
@@ -69,7 +66,7 @@ function parseKey (key: string): { dest: string, seq: number } {
 
 function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
   const v = decodeEntryValue(value)
-  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, ikey: undefined, seq: seqOfKey(key), epoch }
+  return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, seq: seqOfKey(key), epoch }
 }
 
 /** What else a removal writes, and how (see OutboxStore.remove). */
@@ -94,6 +91,8 @@ export class OutboxStore {
   /** the queue and index keys this store writes, as flat strings */
   private readonly keys = new OutboxKeys()
   private readonly depth = new Map<string, number>()
+  /** the expiry index over the queues, its records written late (outbox-expiry.ts) */
+  private readonly index: ExpiryIndex
   private deadCount = 0
   private nextSeq = 1
   /** remove/kill run one at a time, so an entry is settled exactly once */
@@ -118,11 +117,15 @@ export class OutboxStore {
     if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
   })
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {}
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {
+    this.index = new ExpiryIndex(db, committer, this.keys)
+  }
 
   async load (): Promise<void> {
     const seqs = new Set<number>()
+    const queued: string[] = []
     for await (const key of this.db.keys({ gt: OUTBOX_PREFIX, lt: OUTBOX_PREFIX + '\xff' })) {
+      queued.push(key)
       const { dest, seq } = parseKey(key)
       this.depth.set(dest, (this.depth.get(dest) ?? 0) + 1)
       if (seq >= this.nextSeq) this.nextSeq = seq + 1
@@ -130,6 +133,7 @@ export class OutboxStore {
       if (own !== undefined && seqs.size === seqs.add(own).size) this.bySeq = false // two queues hold one seq: keys are held as strings
     }
     for await (const _ of this.db.keys({ gt: DEAD_PREFIX, lt: DEAD_PREFIX + '\xff' })) this.deadCount++
+    await this.index.repair(queued)
   }
 
   destinations (): string[] {
@@ -146,9 +150,10 @@ export class OutboxStore {
   }
 
   /**
-   * Reserve room and build the write ops (entry + expiry index). The caller
-   * must hand them to the Committer synchronously (same tick), which keeps key
-   * order equal to commit order.
+   * Reserve room and build the write op of the entry (its expiry index record
+   * comes late, if at all: outbox-late-index.ts). The caller must hand it to
+   * the Committer synchronously (same tick), which keeps key order equal to
+   * commit order; if that write fails, release() the entry.
    */
   prepare (dest: string, packetId: string, to: string, toLabel: string, from: string, exp: number, packet: Uint8Array): WriteOp[] {
     return this.stage(dest, packetId, to, toLabel, from, exp, packet).ops
@@ -173,20 +178,17 @@ export class OutboxStore {
     const seq = this.nextSeq++
     const key = this.keys.queue(dest, seq)
     const value = this.values.encode(packetId, to, from, exp, packet, whole)
-    // built once: the removal deletes the same key
-    const ikey = this.keys.index(exp, key)
-    const ops: WriteOp[] = [
-      { type: 'put', key, value },
-      { type: 'put', key: ikey, value: EMPTY }
-    ]
+    const ops: WriteOp[] = [{ type: 'put', key, value }]
+    this.index.staged(key, exp)
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
-    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), ikey, seq, epoch: this.epoch }
+    const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), seq, epoch: this.epoch }
     return { ops, entry }
   }
 
-  /** Undo a reservation whose write failed. */
-  release (dest: string): void {
-    this.depth.set(dest, Math.max(0, this.depthOf(dest) - 1))
+  /** Undo the reservation of a staged entry whose write failed. */
+  release (entry: OutboxEntry): void {
+    this.index.release(entry.key)
+    this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
   }
 
   /** An entry read from the store by a read that began at `epoch`. */
@@ -237,10 +239,11 @@ export class OutboxStore {
   }
 
   /**
-   * Of these entries, which are still queued (not yet delivered or dead):
-   * answered from `settled` where it can be; otherwise read through the
-   * expiry index, whose key is put and deleted in the same batch as the
-   * entry's and whose value is empty (the packets are not copied out).
+   * Of these entries, which are still queued (not yet delivered or dead): a
+   * late entry is (it leaves `late` when settled); others are answered from
+   * `settled` where it can be, else read through the expiry index, whose
+   * record is deleted in the entry's removal batch and whose value is empty
+   * (the packets are not copied out).
    */
   private async present (entries: OutboxEntry[]): Promise<boolean[]> {
     const out = new Array<boolean>(entries.length)
@@ -248,7 +251,8 @@ export class OutboxStore {
     for (let k = 0; k < entries.length; k++) {
       const r = entries[k].epoch
       const held = r !== undefined && r + 1 >= this.coveredFrom ? this.heldKey(entries[k]) : undefined
-      if (held !== undefined) out[k] = !this.settled.has(held)
+      if (this.index.isLate(entries[k].key)) out[k] = true
+      else if (held !== undefined) out[k] = !this.settled.has(held)
       else ask.push(k)
     }
     if (ask.length > 0) {
@@ -275,14 +279,15 @@ export class OutboxStore {
     return e.seq ?? seqOfKey(e.key)
   }
 
-  /** An entry's expiry index key: the one built at stage, else built now. */
+  /** An entry's expiry index key. */
   private indexKey (entry: OutboxEntry): string {
-    return entry.ikey ?? this.keys.index(entry.exp, entry.key)
+    return this.keys.index(entry.exp, entry.key)
   }
-
+  /** The ops that remove a queued entry: its record, and its index record unless it never had one. */
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {
     this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
-    ops.push({ type: 'del', key: entry.key }, { type: 'del', key: this.indexKey(entry) })
+    ops.push({ type: 'del', key: entry.key })
+    this.index.settle(entry.key, entry.exp, ops)
   }
 
   /**
@@ -338,25 +343,28 @@ export class OutboxStore {
 
   /**
    * Entries whose expiry is at or before `now`, oldest expiry first, read
-   * through the expiry index (not a scan of the queues). Entries for which
-   * `skip` says true (e.g. in flight right now) are passed over.
+   * through the expiry index and the late entries (not a scan of the queues).
+   * Entries for which `skip` says true (e.g. in flight right now) are passed
+   * over. An index record whose entry is gone (its deletion overtook its late
+   * write) is deleted.
    */
   async expired (now: number, limit: number, skip: (entry: OutboxEntry) => boolean = () => false): Promise<OutboxEntry[]> {
-    const keys: string[] = []
     const epoch = this.epoch
-    for await (const ikey of this.db.keys({ gt: EXPIRY_PREFIX, lt: EXPIRY_PREFIX + hex(now + 1, 12) })) {
-      keys.push(ikey.slice(ikey.indexOf('!', EXPIRY_PREFIX.length) + 1))
-      if (keys.length >= limit * 4) break
-    }
-    if (keys.length === 0) return []
-    const values = await this.db.getMany(keys)
+    const keys = await this.index.due(now, limit * 4)
+    if (keys.size === 0) return []
+    const list = [...keys.keys()]
+    const values = await this.db.getMany(list)
+    const found: OutboxEntry[] = []
+    const leftovers: Array<[string, string]> = []
+    values.forEach((v, k) => {
+      const ikey = keys.get(list[k])
+      if (v !== undefined) found.push(this.read(list[k], v, epoch))
+      else if (ikey !== undefined) leftovers.push([list[k], ikey])
+    })
+    await this.index.dropLeftovers(leftovers)
+    found.sort((a, b) => a.exp - b.exp)
     const out: OutboxEntry[] = []
-    for (let k = 0; k < keys.length && out.length < limit; k++) {
-      const v = values[k]
-      if (v === undefined) continue
-      const e = this.read(keys[k], v, epoch)
-      if (!skip(e)) out.push(e)
-    }
+    for (const e of found) { if (out.length === limit) break; if (!skip(e)) out.push(e) }
     return out
   }
 

@@ -51,7 +51,11 @@ export const Bucket = {
    * host, in commit order. Repository: outbox.ts.
    */
   outbox: 'o!',
-  /** e!<exp ms: 12 hex>!<outbox key> → empty: expiry index of the outbox. Repository: outbox.ts. */
+  /**
+   * e!<exp ms: 12 hex>!<outbox key> → empty: expiry index of the outbox, its
+   * records written late (an entry settled soon never gets one; load() writes
+   * those a crash left unwritten). Repository: outbox.ts, outbox-expiry.ts.
+   */
   expiry: 'e!',
   /** x!<dead-at ms: 12 hex>!<packet id> → CBOR DeadLetter: packets that could not be delivered. Repository: outbox.ts. */
   dead: 'x!',

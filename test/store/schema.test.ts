@@ -89,7 +89,10 @@ describe('store - schema and repositories', () => {
     await committer.write(outbox.prepare(P1, out, 'did:key:zTo', 'bob', 'did:key:zFrom', exp, bytes('pk')))
     const stored = await dump(db)
     const okey = `o!${P1}!0000000000000001`
-    assert.deepEqual([...stored.keys()].sort(), [`c!${A}`, `i~${id}`, `e!00123456789a!${okey}`, `i!${A}!000000000001`, `n!${r.id}`, okey].sort())
+    assert.deepEqual([...stored.keys()].sort(), [`c!${A}`, `i~${id}`, `i!${A}!000000000001`, `n!${r.id}`, okey].sort())
+    // the entry's expiry index record comes late (src/store/outbox-expiry.ts): a reopened outbox's load() writes it
+    await new OutboxStore(db, committer, 100).load()
+    const indexed = await dump(db)
     assert.equal(text(stored.get(`n!${r.id}`) as Uint8Array), JSON.stringify({ id: r.id, name: 'alpha', kind: 'external', key: r.key, created: r.created, depth: 0 }))
     const entry = stored.get(`i!${A}!000000000001`) as Uint8Array
     assert.equal(entry.byteLength, 11)
@@ -102,7 +105,7 @@ describe('store - schema and repositories', () => {
     head.writeDoubleBE(exp, 1)
     head[9] = 26; head[10] = 11; head[11] = 13
     assert.equal(hex(stored.get(okey) as Uint8Array), hex(Buffer.concat([head, bytes(out), bytes('did:key:zTo'), bytes('did:key:zFrom'), bytes('pk')])))
-    assert.equal((stored.get(`e!00123456789a!${okey}`) as Uint8Array).byteLength, 0)
+    assert.equal(indexed.get(`e!00123456789a!${okey}`)?.byteLength, 0, 'the index record: the expiry and queue key, an empty value')
   })
 
   it('outbox - a dead letter is x!<at: 12 hex>!<packet id> holding a CBOR record', async () => {

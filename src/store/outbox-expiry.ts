@@ -110,17 +110,20 @@ export class ExpiryIndex {
   release (key: string): void { this.late.settle(key) }
 
   /**
-   * The queue keys of the entries due at `now`, each with its record's key
-   * (undefined: a late entry): up to `max` from the records (oldest expiry
-   * first), and every late one due.
+   * The queue keys of at most `max` entries due at `now`, each with its
+   * record's key (undefined: a late entry): the late ones first, then from
+   * the records, oldest expiry first (the caller reads every value; a sweep
+   * takes the rest in its next call).
    */
   async due (now: number, max: number): Promise<Map<string, string | undefined>> {
     const keys = new Map<string, string | undefined>()
+    for (const u of this.late.due(now)) { if (keys.size >= max) return keys; keys.set(u.key, undefined) }
     for await (const ikey of this.db.keys({ gt: EXPIRY_PREFIX, lt: EXPIRY_PREFIX + hex(now + 1, 12) })) {
-      keys.set(queueKeyOf(ikey), ikey)
       if (keys.size >= max) break
+      const key = queueKeyOf(ikey)
+      // a late entry being written may have its record already
+      if (!keys.has(key)) keys.set(key, ikey)
     }
-    for (const u of this.late.due(now)) if (!keys.has(u.key)) keys.set(u.key, undefined)
     return keys
   }
 

@@ -111,6 +111,25 @@ describe('store - outbox expiry index, written late', () => {
     })
   })
 
+  it('a sweep call returns at most its limit of late entries due, oldest expiry first; the calls after it take the rest, each once', async () => {
+    await withStore(async (open) => {
+      const s = await open()
+      const now = Date.now()
+      const entries = await queue(s, INDEX_AFTER, (k) => now - 1 - k) // all late, all due
+      const seen = new Set<string>()
+      for (let calls = 1; ; calls++) {
+        const batch = await s.outbox.expired(now, 100)
+        assert.ok(batch.length <= 100)
+        if (batch.length === 0) break
+        for (const e of batch) { assert.ok(!seen.has(e.key), 'each once'); seen.add(e.key) }
+        for (let k = 1; k < batch.length; k++) assert.ok(batch[k - 1].exp <= batch[k].exp, 'oldest expiry first within a call')
+        await s.outbox.kill(batch.map((entry) => ({ entry, code: 'TTL_EXPIRED', reason: 'test' })))
+        assert.ok(calls <= INDEX_AFTER / 100 + 1)
+      }
+      assert.equal(seen.size, entries.length)
+    })
+  })
+
   it('a restart writes the records a crash left unwritten, and the entries still expire', async () => {
     await withStore(async (open) => {
       let s = await open()

@@ -98,12 +98,15 @@ export class ExpiryIndex {
     if (this.late.size > INDEX_AFTER) this.write(this.late.startWriting(INDEX_CHUNK))
   }
 
+  /** The key of the index record of the entry with this queue key and expiry. */
+  recordKey (key: string, exp: number): string { return this.keys.index(exp, key) }
+
   /** Whether the entry of this queue key has no durable record yet: it is queued (it leaves when settled or released). */
   isLate (key: string): boolean { return this.late.has(key) }
 
   /** The entry is removed: push the deletion of its record, unless it never had one. A record still being written may land after it: due() deletes such a leftover. */
   settle (key: string, exp: number, ops: WriteOp[]): void {
-    if (!this.late.settle(key)) ops.push({ type: 'del', key: this.keys.index(exp, key) })
+    if (!this.late.settle(key)) ops.push({ type: 'del', key: this.recordKey(key, exp) })
   }
 
   /** The entry's write failed: it was never queued. */
@@ -144,14 +147,14 @@ export class ExpiryIndex {
       const keys = missing.slice(at, at + REPAIR_CHUNK)
       const values = await this.db.getMany(keys)
       const ops: WriteOp[] = []
-      values.forEach((v, k) => { if (v !== undefined) ops.push({ type: 'put', key: this.keys.index(decodeEntryValue(v).exp, keys[k]), value: EMPTY }) })
+      values.forEach((v, k) => { if (v !== undefined) ops.push({ type: 'put', key: this.recordKey(keys[k], decodeEntryValue(v).exp), value: EMPTY }) })
       await this.committer.writeUnsynced(ops)
     }
   }
 
   /** The records of the oldest late entries, unsynced (a crash before they land: repair() writes them again). */
   private write (list: Unindexed[]): void {
-    const ops: WriteOp[] = list.map((u) => ({ type: 'put', key: this.keys.index(u.exp, u.key), value: EMPTY }))
+    const ops: WriteOp[] = list.map((u) => ({ type: 'put', key: this.recordKey(u.key, u.exp), value: EMPTY }))
     this.committer.writeUnsynced(ops).then(() => { this.late.written(list) }, () => { this.late.failed(list) })
   }
 }

@@ -51,7 +51,6 @@ export interface Doomed { entry: OutboxEntry, code: string, reason: string }
 /** Commits a dead-letter move (and whatever else must land in the same batch). */
 export type KillCommit = (ops: WriteOp[], killed: Doomed[]) => Promise<void>
 
-
 export { hex, hexReference, outboxKey, seqOfKey } from './outbox-keys.js'
 
 function deadKey (at: number, packetId: string): string {
@@ -151,7 +150,7 @@ export class OutboxStore {
 
   /**
    * Reserve room and build the write op of the entry (its expiry index record
-   * comes late, if at all: outbox-late-index.ts). The caller must hand it to
+   * comes late, if at all: outbox-expiry.ts). The caller must hand it to
    * the Committer synchronously (same tick), which keeps key order equal to
    * commit order; if that write fails, release() the entry.
    */
@@ -256,7 +255,7 @@ export class OutboxStore {
       else ask.push(k)
     }
     if (ask.length > 0) {
-      const values = await this.db.getMany(ask.map((k) => this.indexKey(entries[k])))
+      const values = await this.db.getMany(ask.map((k) => this.index.recordKey(entries[k].key, entries[k].exp)))
       ask.forEach((k, n) => { out[k] = values[n] !== undefined })
     }
     return out
@@ -279,10 +278,6 @@ export class OutboxStore {
     return e.seq ?? seqOfKey(e.key)
   }
 
-  /** An entry's expiry index key. */
-  private indexKey (entry: OutboxEntry): string {
-    return this.keys.index(entry.exp, entry.key)
-  }
   /** The ops that remove a queued entry: its record, and its index record unless it never had one. */
   private forget (entry: OutboxEntry, ops: WriteOp[]): void {
     this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))

@@ -38,7 +38,7 @@ import { ReservationPolicy } from './relay.js'
 import { grantedReservations } from './relay-wiring.js'
 import { LocalCards } from '../discovery/local-cards.js'
 import type { PeerBook } from './peer-book.js'
-import { openStores, type OpenLevel, type StoreFatal, type Stores } from './stores.js'
+import { closeValues, openStores, type OpenLevel, type StoreFatal, type Stores } from './stores.js'
 import type { StoreGuard } from '../store/store-guard.js'
 import { PeerEvents, Retention } from './upkeep.js'
 
@@ -152,8 +152,10 @@ export async function startHost (opts: HostOptions): Promise<RunningHost> {
   lifecycle.add('store', {
     stop: async () => {
       stores.guard.stop()
+      stores.collector?.stop()
       await stores.committer.drain().catch(() => {})
       await stores.db.close().catch(() => {})
+      closeValues(stores)
       rmSync(paths.pidFile, { force: true })
     }
   })

@@ -6,10 +6,14 @@ import { heapPolicy } from './heap.js'
 import { relayStatus } from './relay-wiring.js'
 import { errorMessage } from '../util/errors.js'
 
-function dirSize (dir: string): number {
+/** Bytes of the files in a directory and, one level down, in its directories (the store's value log). */
+function dirSize (dir: string, depth = 1): number {
   let total = 0
-  for (const f of readdirSync(dir)) {
-    try { total += statSync(join(dir, f)).size } catch { /* file went away */ }
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    try {
+      if (f.isDirectory()) total += depth > 0 ? dirSize(join(dir, f.name), depth - 1) : 0
+      else total += statSync(join(dir, f.name)).size
+    } catch { /* file went away */ }
   }
   return total
 }

@@ -10,6 +10,8 @@ import { ConsumptionStore } from '../store/consumption.js'
 import { InboxStore } from '../store/inbox.js'
 import { NodeStore } from '../store/nodes.js'
 import { OutboxStore } from '../store/outbox.js'
+import { ValueLog } from '../store/value-log.js'
+import { ValueLogCollector } from '../store/value-log-gc.js'
 import { EXIT_STORE_FAULT, REOPEN_MIN_FREE_BYTES, StoreGuard, isNoSpace } from '../store/store-guard.js'
 import { StoreFullError, StoreLockedError, errorMessage, type AmeshError } from '../util/errors.js'
 import type { Logger } from '../util/log.js'
@@ -26,6 +28,19 @@ export interface Stores {
   consumption: ConsumptionStore
   outbox: OutboxStore
   peerBook: PeerBook
+  /** the large packets of the inbox and outbox, beside LevelDB (none for an in-memory store) */
+  values?: ValueLog
+  /** deletes the value log's segments no entry points into */
+  collector?: ValueLogCollector
+}
+
+/** The value log's directory, inside the store's. */
+export function valuesDir (paths: HomePaths): string { return join(paths.store, 'values') }
+
+/** Stop collecting and close the value log's files: once the committer is drained. */
+export function closeValues (stores: Pick<Stores, 'values' | 'collector'>): void {
+  stores.collector?.stop()
+  stores.values?.close()
 }
 
 /** What to do when a failed write cannot be undone by a reopen (default: log and exit EXIT_STORE_FAULT). */
@@ -50,7 +65,7 @@ function pidHint (paths: HomePaths): string {
 function privateStore (dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   chmodSync(dir, 0o700)
-  for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o600)
+  for (const f of readdirSync(dir, { withFileTypes: true })) chmodSync(join(dir, f.name), f.isDirectory() ? 0o700 : 0o600)
 }
 
 /** LevelDB writes when it opens (a table from its log, a manifest): on a full disk it cannot, so say so. */
@@ -85,6 +100,7 @@ function defaultFatal (log: Logger): StoreFatal {
 export async function openStores (paths: HomePaths, config: HostConfig, log: Logger, onFatal?: StoreFatal, openLevel?: OpenLevel): Promise<Stores> {
   const db = openLevel === undefined ? await openPrivateDb(paths) : await openLevel(paths.store)
   const fatal = onFatal ?? defaultFatal(log)
+  let values: ValueLog | undefined
   const guard = new StoreGuard({
     path: paths.store,
     minFreeBytes: config.storeMinFreeBytes,
@@ -95,16 +111,20 @@ export async function openStores (paths: HomePaths, config: HostConfig, log: Log
   try {
     await guard.start()
     const target = openLevel === undefined ? batchTarget(db) : { batch: async (ops: WriteOp[], o: { sync: boolean }) => { await db.batch(ops, o as object) } }
-    const committer = new Committer(target, config.durability, guard)
+    values = openLevel === undefined ? ValueLog.open(valuesDir(paths), config.durability !== 'none') : undefined
+    const committer = new Committer(target, config.durability, guard, undefined, values)
     const nodes = new NodeStore(db, committer)
     await nodes.load()
-    const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow)
+    const inbox = new InboxStore(db, committer, config.inboxPerNode, config.dedupWindow, undefined, values)
     const consumption = new ConsumptionStore(db, committer, inbox)
     await consumption.warm(nodes.list().map((n) => n.record.id))
-    const outbox = new OutboxStore(db, committer, config.outboxPerDestination)
+    const outbox = new OutboxStore(db, committer, config.outboxPerDestination, values)
     await outbox.load()
-    return { db, committer, guard, nodes, inbox, consumption, outbox, peerBook: new PeerBook(db, committer) }
+    const collector = values === undefined ? undefined : new ValueLogCollector(values, db, log)
+    collector?.start()
+    return { db, committer, guard, nodes, inbox, consumption, outbox, peerBook: new PeerBook(db, committer), values, collector }
   } catch (err) {
+    values?.close()
     guard.stop()
     await db.close().catch(() => {})
     throw err

@@ -2,11 +2,16 @@ import { Level } from 'level'
 import { StoreLockedError } from '../util/errors.js'
 import type { StoreGuard } from './store-guard.js'
 import { mark } from '../util/trace.js'
+import type { ValueLog } from './value-log.js'
 
 export type Durability = 'always' | 'batch' | 'none'
 export const DURABILITY_MODES: readonly Durability[] = ['always', 'batch', 'none']
 
-export interface PutOp { type: 'put', key: string, value: Uint8Array }
+/**
+ * `split`: the value's first `split` bytes are its header; with a value log
+ * (value-log.ts), the bytes after them may be stored there instead.
+ */
+export interface PutOp { type: 'put', key: string, value: Uint8Array, split?: number }
 export interface DelOp { type: 'del', key: string }
 export type WriteOp = PutOp | DelOp
 
@@ -53,7 +58,7 @@ export class Committer {
    * `turnStart`: an idle committer's batch starts on the next turn too (the
    * reference of the early start, for equivalence tests)
    */
-  constructor (private readonly db: BatchTarget, readonly mode: Durability, private readonly guard?: StoreGuard, private readonly turnStart?: boolean) {}
+  constructor (private readonly db: BatchTarget, readonly mode: Durability, private readonly guard?: StoreGuard, private readonly turnStart?: boolean, private readonly values?: ValueLog) {}
 
   write (ops: WriteOp[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -106,7 +111,7 @@ export class Committer {
       if (ops.length > 0) {
         const epoch = this.admit(ops)
         mark('commit.start')
-        await this.db.batch(ops, { sync }).catch((err) => { throw this.guard?.fault(err) ?? err })
+        await this.commit(ops, sync)
         this.confirm(epoch)
         mark('commit.done')
         this.stats.batches++
@@ -121,6 +126,25 @@ export class Committer {
     } finally {
       this.writing = false
       if (this.queue.length > 0) this.schedule(false)
+    }
+  }
+
+  /**
+   * Write a batch: its large values first into the value log (synced with it,
+   * before LevelDB holds a pointer to them), then the batch. A failure of
+   * either is a store fault.
+   */
+  private async commit (ops: WriteOp[], sync: boolean): Promise<void> {
+    const fault = (err: unknown): never => { throw this.guard?.fault(err) ?? err }
+    if (this.values === undefined || !this.values.wants(ops)) {
+      await this.db.batch(ops, { sync }).catch(fault)
+      return
+    }
+    const { ops: stored, done } = await this.values.append(ops).catch(fault)
+    try {
+      await this.db.batch(stored, { sync }).catch(fault)
+    } finally {
+      done()
     }
   }
 

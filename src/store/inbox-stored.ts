@@ -4,7 +4,8 @@
 // nextv) with no per-entry object. InboxStore.read stays the reference: the
 // same entries, in the same order, under the same limit and byte bound.
 import type { RawDb } from './db.js'
-import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
+import { decodeInboxValue, encodeInboxValue, ENTRY_FORMAT, plainInboxValue, seqFromKey, seqKey, type InboxEntry } from './inbox-values.js'
+import { isValueGone, type ValueReader } from './value-log.js'
 import { Bucket } from './schema.js'
 import type { InboxTails } from './inbox-tails.js'
 
@@ -48,9 +49,9 @@ export function storedPageOf (entries: readonly InboxEntry[]): StoredPage {
  * Entries after seq `after`: at most `limit`, and no more once their stored
  * bytes reach `maxBytes` (always at least one entry), as InboxStore.read.
  */
-export async function readStoredPage (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number): Promise<StoredPage> {
+export async function readStoredPage (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number, values?: ValueReader): Promise<StoredPage> {
   const page: StoredPage = { seqs: [], values: [], bytes: 0, plain: true }
-  await eachStoredValue(db, nodeId, after, limit, maxBytes, (seq, value) => {
+  await eachStoredValue(db, nodeId, after, limit, maxBytes, values, (seq, value) => {
     page.seqs.push(seq)
     page.values.push(value)
     page.bytes += value.byteLength
@@ -64,9 +65,12 @@ export async function readStoredPage (db: RawDb, nodeId: string, after: number, 
  * readStoredPage's entries handed to `each` one at a time, in seq order, as
  * the native iterator returns them (nothing kept here: a consumer that copies
  * each value lets it die young instead of holding the whole page). Stops when
- * `each` returns false; returns whether every entry was taken.
+ * `each` returns false; returns whether every entry was taken. A separated
+ * value is handed over as format 1, read back from the value log; an entry
+ * whose value-log segment is gone was deleted after the read began, and is
+ * passed over. The byte bound counts the values handed over.
  */
-export async function eachStoredValue (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
+export async function eachStoredValue (db: RawDb, nodeId: string, after: number, limit: number, maxBytes: number, values: ValueReader | undefined, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
   const it = db.iterator({ gt: seqKey(nodeId, after), lt: `${Bucket.inbox}${nodeId}!\xff`, limit, highWaterMarkBytes: Math.max(1, Math.min(NEXTV_BYTES, maxBytes)) })
   let count = 0
   let bytes = 0
@@ -74,10 +78,11 @@ export async function eachStoredValue (db: RawDb, nodeId: string, after: number,
     while (count < limit && bytes < maxBytes) {
       const chunk = await it.nextv(limit - count)
       if (chunk.length === 0) break
-      for (const [key, value] of chunk) {
+      for (const [key, stored] of chunk) {
         count++
-        bytes += value.byteLength
-        if (!each(seqFromKey(key), value)) return false
+        const value = plainOrGone(stored, values)
+        bytes += value?.byteLength ?? 0
+        if (value !== undefined && !each(seqFromKey(key), value)) return false
         if (bytes >= maxBytes) break
       }
     }
@@ -92,8 +97,18 @@ export async function eachStoredValue (db: RawDb, nodeId: string, after: number,
  * from the in-memory tail when it holds them (as readStored takes them), else
  * as eachStoredValue reads them.
  */
-export async function eachStored (db: RawDb, tails: InboxTails, nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
+export async function eachStored (db: RawDb, tails: InboxTails, nodeId: string, after: number, limit: number, maxBytes: number, values: ValueReader | undefined, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
   const cached = tails.read(nodeId, after, limit)
-  if (cached === undefined) return await eachStoredValue(db, nodeId, after, limit, maxBytes, each)
+  if (cached === undefined) return await eachStoredValue(db, nodeId, after, limit, maxBytes, values, each)
   return cached.every((e) => each(e.seq, encodeInboxValue(e.received, e.packet)))
+}
+
+/** A stored value as format 1 (or the old CBOR map); undefined when its value-log segment is gone. */
+export function plainOrGone (value: Uint8Array, values: ValueReader | undefined): Uint8Array | undefined {
+  try {
+    return plainInboxValue(value, values)
+  } catch (err) {
+    if (isValueGone(err)) return undefined
+    throw err
+  }
 }

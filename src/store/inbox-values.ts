@@ -1,7 +1,9 @@
 // The inbox's key and value encodings (the `i!` and `d!` buckets of
 // schema.ts): one definition for the store and its equivalence tests.
 import { decodeCbor } from '../util/cbor-decode.js'
+import { StoreFaultError } from '../util/errors.js'
 import { Bucket } from './schema.js'
+import { SEPARATED_FORMAT, type ValueReader } from './value-log.js'
 
 const INBOX_PREFIX = Bucket.inbox
 
@@ -84,10 +86,31 @@ function dedupValue (head: Buffer, seq: number): Uint8Array {
   return out
 }
 
-export function decodeInboxValue (value: Uint8Array): { r: number, p: Uint8Array } {
+/**
+ * A stored inbox value: format 1, a separated one (format 1's header, first
+ * byte SEPARATED_FORMAT, then a pointer to the packet in `values`, the value
+ * log), or the old CBOR map.
+ */
+export function decodeInboxValue (value: Uint8Array, values?: ValueReader): { r: number, p: Uint8Array } {
+  if (value[0] === SEPARATED_FORMAT) return { r: receivedOf(value), p: plainInboxValue(value, values).subarray(ENTRY_HEADER) }
   if (value[0] !== ENTRY_FORMAT) return decodeCbor<{ r: number, p: Uint8Array }>(value)
-  const r = new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
-  return { r, p: value.subarray(ENTRY_HEADER) }
+  return { r: receivedOf(value), p: value.subarray(ENTRY_HEADER) }
+}
+
+/** The receive time of a stored inbox value, without its packet. */
+export function receivedOf (value: Uint8Array): number {
+  if (value[0] !== ENTRY_FORMAT && value[0] !== SEPARATED_FORMAT) return decodeCbor<{ r: number }>(value).r
+  return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
+}
+
+/** A stored value as format 1 or the old CBOR map: a separated one read back from the value log into a format-1 value. */
+export function plainInboxValue (value: Uint8Array, values?: ValueReader): Uint8Array {
+  if (value[0] !== SEPARATED_FORMAT) return value
+  if (values === undefined) throw new StoreFaultError('an inbox entry\'s packet is in the value log, which this store has not opened')
+  const out = values.read(value, ENTRY_HEADER)
+  out.set(value.subarray(0, ENTRY_HEADER), 0)
+  out[0] = ENTRY_FORMAT
+  return out
 }
 
 export function seqFromKey (key: string): number {

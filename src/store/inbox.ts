@@ -6,9 +6,10 @@ import { DedupRecords } from './inbox-dedup.js'
 import { ulidTime, ulidTimePrefix } from './ulid-time.js'
 import { OneMapIds, type IdMemory, type Known, type OnEvict, type Where } from './inbox-ids.js'
 import { InboxTails } from './inbox-tails.js'
-import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, seqFromKey, seqKey } from './inbox-values.js'
+import { DedupValueEncoder, ENTRY_HEADER, type InboxEntry, decodeInboxValue, inboxValueOf, receivedOf, seqFromKey, seqKey } from './inbox-values.js'
 import { mark } from '../util/trace.js'
-import { eachStored, readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
+import { eachStored, plainOrGone, readStoredPage, storedPageOf, type StoredPage } from './inbox-stored.js'
+import type { ValueReader } from './value-log.js'
 
 export type { StoredPage } from './inbox-stored.js'
 export { decodeInboxValue, encodeDedupValue, encodeInboxValue, seqKey, type InboxEntry } from './inbox-values.js'
@@ -80,7 +81,8 @@ export class InboxStore extends EventEmitter {
   /** followers per node, and the in-memory tail kept for each watched node */
   private readonly tails = new InboxTails()
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW, idMemory: IdMemoryOf = (limit, onEvict) => new OneMapIds(limit, onEvict)) {
+  /** `valueLog`: the value log holding the packets of large entries (value-log.ts) */
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly cap: number, readonly dedupWindow = DEFAULT_DEDUP_WINDOW, idMemory: IdMemoryOf = (limit, onEvict) => new OneMapIds(limit, onEvict), private readonly valueLog?: ValueReader) {
     super()
     this.setMaxListeners(0)
     this.dedup = new DedupRecords(db, committer)
@@ -221,7 +223,7 @@ export class InboxStore extends EventEmitter {
       staged.push(this.ids.stage(item.packetId, item.nodeId, seq, done))
       mine.push(item.packetId)
       const value = inboxValueOf(item.packet, item.value, now)
-      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value })
+      ops.push({ type: 'put', key: seqKey(item.nodeId, seq), value, split: ENTRY_HEADER })
       if (this.tails.watched(item.nodeId)) fresh.push({ nodeId: item.nodeId, entry: { seq, packet: value.subarray(ENTRY_HEADER), received: now } })
       ops.push({ type: 'put', key: this.dedup.key(item.packetId), value: this.dedupValues.encode(item.nodeId, seq) })
       touched.set(item.nodeId, seq)
@@ -264,7 +266,10 @@ export class InboxStore extends EventEmitter {
     if (cached !== undefined) return cached
     const out: InboxEntry[] = []
     let bytes = 0
-    for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
+    for await (const [key, stored] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { after: seqKey(nodeId, after), limit })) {
+      // a separated value read back from the value log; gone: deleted since the read began
+      const value = plainOrGone(stored, this.valueLog)
+      if (value === undefined) continue
       const v = decodeInboxValue(value)
       out.push({ seq: seqFromKey(key), packet: v.p, received: v.r })
       bytes += value.byteLength
@@ -276,12 +281,12 @@ export class InboxStore extends EventEmitter {
   /** read's entries as their stored values (inbox-stored.ts: no per-entry object; read is its reference). */
   async readStored (nodeId: string, after: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): Promise<StoredPage> {
     const cached = this.tails.read(nodeId, after, limit)
-    return cached !== undefined ? storedPageOf(cached) : await readStoredPage(this.db, nodeId, after, limit, maxBytes)
+    return cached !== undefined ? storedPageOf(cached) : await readStoredPage(this.db, nodeId, after, limit, maxBytes, this.valueLog)
   }
 
   /** readStored's entries handed to `each` one at a time as read (inbox-stored.ts); stops when it returns false; whether all were taken. */
   async eachStored (nodeId: string, after: number, limit: number, maxBytes: number, each: (seq: number, value: Uint8Array) => boolean): Promise<boolean> {
-    return await eachStored(this.db, this.tails, nodeId, after, limit, maxBytes, each)
+    return await eachStored(this.db, this.tails, nodeId, after, limit, maxBytes, this.valueLog, each)
   }
 
   /** Where a stored message id is (durable entries only, within the dedup window). */
@@ -299,7 +304,7 @@ export class InboxStore extends EventEmitter {
 
   /** The receive time of the node's newest stored entry, if any (one reverse key read). */
   async lastReceived (nodeId: string): Promise<number | undefined> {
-    for await (const [, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { reverse: true, limit: 1 })) return decodeInboxValue(value).r
+    for await (const [, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { reverse: true, limit: 1 })) return receivedOf(value)
     return undefined
   }
 
@@ -362,7 +367,7 @@ export class InboxStore extends EventEmitter {
       for await (const [key, value] of scan(this.db, `${INBOX_PREFIX}${nodeId}!`, { limit: PRUNE_CHUNK })) {
         const seq = seqFromKey(key)
         if (seq > st.cursor) break
-        const received = decodeInboxValue(value).r
+        const received = receivedOf(value)
         if (seq > keepFrom && received >= olderThan) break
         ops.push({ type: 'del', key })
       }

@@ -11,7 +11,7 @@
 // entry has its record again.
 import type { Committer, RawDb, WriteOp } from './db.js'
 import { hex, type OutboxKeys } from './outbox-keys.js'
-import { decodeEntryValue } from './outbox-values.js'
+import { expOfEntryValue } from './outbox-values.js'
 import { Bucket } from './schema.js'
 
 const EXPIRY_PREFIX = Bucket.expiry
@@ -147,7 +147,7 @@ export class ExpiryIndex {
       const keys = missing.slice(at, at + REPAIR_CHUNK)
       const values = await this.db.getMany(keys)
       const ops: WriteOp[] = []
-      values.forEach((v, k) => { if (v !== undefined) ops.push({ type: 'put', key: this.recordKey(keys[k], decodeEntryValue(v).exp), value: EMPTY }) })
+      values.forEach((v, k) => { if (v !== undefined) ops.push({ type: 'put', key: this.recordKey(keys[k], expOfEntryValue(v)), value: EMPTY }) })
       await this.committer.writeUnsynced(ops)
     }
   }

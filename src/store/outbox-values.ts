@@ -1,6 +1,8 @@
 // The value of an outbox queue entry: a fixed header and the packet bytes as
 // they are (format 1), or the old CBOR map, still read.
 import { decodeCbor } from '../util/cbor-decode.js'
+import { StoreFaultError } from '../util/errors.js'
+import { SEPARATED_FORMAT, type ValueReader } from './value-log.js'
 
 /** the old (CBOR map) value of a queue entry, still read */
 export interface StoredEntry { i: string, to: string, from: string, exp: number, p: Uint8Array }
@@ -120,8 +122,30 @@ export function entryValueReference (packetId: string, to: string, from: string,
   return out
 }
 
-export function decodeEntryValue (value: Uint8Array): StoredEntry {
+/**
+ * A stored queue entry: format 1, a separated one (format 1's header, first
+ * byte SEPARATED_FORMAT, and a pointer to its packet in `values`, the value
+ * log), or the old CBOR map.
+ */
+export function decodeEntryValue (value: Uint8Array, values?: ValueReader): StoredEntry {
+  if (value[0] === SEPARATED_FORMAT) {
+    if (values === undefined) throw new StoreFaultError('an outbox entry\'s packet is in the value log, which this store has not opened')
+    const entry = decodeHeader(value)
+    entry.p = values.read(value)
+    return entry
+  }
   if (value[0] !== ENTRY_FORMAT) return decodeCbor<StoredEntry>(value)
+  return decodeHeader(value)
+}
+
+/** The expiry of a stored queue entry, without its packet. */
+export function expOfEntryValue (value: Uint8Array): number {
+  if (value[0] !== ENTRY_FORMAT && value[0] !== SEPARATED_FORMAT) return decodeCbor<StoredEntry>(value).exp
+  return new DataView(value.buffer, value.byteOffset, value.byteLength).getFloat64(1)
+}
+
+/** A format-1 value: the header's fields, the packet the bytes after it (a separated value's: its pointer, to be replaced). */
+function decodeHeader (value: Uint8Array): StoredEntry {
   const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
   const a = HEADER_FIXED
   const b = a + value[9]

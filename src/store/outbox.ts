@@ -7,6 +7,7 @@ import { Bucket } from './schema.js'
 import { decodeEntryValue, EntryValueEncoder } from './outbox-values.js'
 import { hex, OutboxKeys, seqOfKey } from './outbox-keys.js'
 import { ExpiryIndex } from './outbox-expiry.js'
+import { isValueGone, type ValueReader } from './value-log.js'
 
 const OUTBOX_PREFIX = Bucket.outbox
 const DEAD_PREFIX = Bucket.dead
@@ -63,8 +64,8 @@ function parseKey (key: string): { dest: string, seq: number } {
   return { dest: rest.slice(0, i), seq: parseInt(rest.slice(i + 1), 16) }
 }
 
-function toEntry (key: string, value: Uint8Array, epoch?: number): OutboxEntry {
-  const v = decodeEntryValue(value)
+function toEntry (key: string, value: Uint8Array, epoch?: number, values?: ValueReader): OutboxEntry {
+  const v = decodeEntryValue(value, values)
   return { key, dest: parseKey(key).dest, packetId: v.i, to: v.to, from: v.from, exp: v.exp, packet: v.p, seq: seqOfKey(key), epoch }
 }
 
@@ -116,7 +117,8 @@ export class OutboxStore {
     if (at + 1 > this.coveredFrom) this.coveredFrom = at + 1
   })
 
-  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number) {
+  /** `valueLog`: the value log holding the packets of large entries (value-log.ts) */
+  constructor (private readonly db: RawDb, private readonly committer: Committer, private readonly capPerDest: number, private readonly valueLog?: ValueReader) {
     this.index = new ExpiryIndex(db, committer, this.keys)
   }
 
@@ -177,7 +179,7 @@ export class OutboxStore {
     const seq = this.nextSeq++
     const key = this.keys.queue(dest, seq)
     const value = this.values.encode(packetId, to, from, exp, packet, whole)
-    const ops: WriteOp[] = [{ type: 'put', key, value }]
+    const ops: WriteOp[] = [{ type: 'put', key, value, split: value.byteLength - packet.byteLength }]
     this.index.staged(key, exp)
     // the entry shares the stored value's bytes: the caller's packet buffer is not kept alive beside it
     const entry = { key, dest, packetId, to, from, exp, packet: value.subarray(value.byteLength - packet.byteLength), seq, epoch: this.epoch }
@@ -190,16 +192,22 @@ export class OutboxStore {
     this.depth.set(entry.dest, Math.max(0, this.depthOf(entry.dest) - 1))
   }
 
-  /** An entry read from the store by a read that began at `epoch`. */
-  private read (key: string, value: Uint8Array, epoch: number): OutboxEntry {
-    return toEntry(key, value, epoch)
+  /** An entry read by a read that began at `epoch`; undefined if its packet's value-log segment is gone (settled since). */
+  private read (key: string, value: Uint8Array, epoch: number): OutboxEntry | undefined {
+    try {
+      return toEntry(key, value, epoch, this.valueLog)
+    } catch (err) {
+      if (isValueGone(err)) return undefined
+      throw err
+    }
   }
 
   async list (dest: string, afterKey: string | undefined, limit: number): Promise<OutboxEntry[]> {
     const out: OutboxEntry[] = []
     const epoch = this.epoch
     for await (const [key, value] of scan(this.db, `${OUTBOX_PREFIX}${dest}!`, { after: afterKey, limit })) {
-      out.push(this.read(key, value, epoch))
+      const e = this.read(key, value, epoch)
+      if (e !== undefined) out.push(e)
     }
     return out
   }
@@ -218,6 +226,7 @@ export class OutboxStore {
     const epoch = this.epoch
     for await (const [key, value] of scan(this.db, `${OUTBOX_PREFIX}${dest}!`, { after: afterKey, limit: limit + 1 })) {
       const e = this.read(key, value, epoch)
+      if (e === undefined) continue
       if (entries.length === limit || (entries.length > 0 && bytes + e.packet.byteLength > maxBytes)) return { entries, complete: false }
       entries.push(e)
       bytes += e.packet.byteLength
@@ -228,7 +237,7 @@ export class OutboxStore {
   /** The packets of these queued entries, read back from the store (undefined: no longer queued). */
   async packetsOf (keys: string[]): Promise<Array<Uint8Array | undefined>> {
     const values = await this.db.getMany(keys)
-    return values.map((v) => v === undefined ? undefined : decodeEntryValue(v).p)
+    return values.map((v, k) => v === undefined ? undefined : this.read(keys[k], v, this.epoch)?.packet)
   }
 
   private async settle<T> (fn: () => Promise<T>): Promise<T> {
@@ -353,8 +362,9 @@ export class OutboxStore {
     const leftovers: Array<[string, string]> = []
     values.forEach((v, k) => {
       const ikey = keys.get(list[k])
-      if (v !== undefined) found.push(this.read(list[k], v, epoch))
-      else if (ikey !== undefined) leftovers.push([list[k], ikey])
+      const e = v === undefined ? undefined : this.read(list[k], v, epoch)
+      if (e !== undefined) found.push(e)
+      else if (v === undefined && ikey !== undefined) leftovers.push([list[k], ikey])
     })
     await this.index.dropLeftovers(leftovers)
     found.sort((a, b) => a.exp - b.exp)

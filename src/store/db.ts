@@ -7,13 +7,8 @@ import type { ValueLog } from './value-log.js'
 export type Durability = 'always' | 'batch' | 'none'
 export const DURABILITY_MODES: readonly Durability[] = ['always', 'batch', 'none']
 
-/**
- * `split`: the value's first `split` bytes are its header; with a value log
- * (value-log.ts), the bytes after them may be stored there instead.
- */
-export interface PutOp { type: 'put', key: string, value: Uint8Array, split?: number }
-export interface DelOp { type: 'del', key: string }
-export type WriteOp = PutOp | DelOp
+import type { WriteOp } from './write-op.js'
+export type { DelOp, PutOp, WriteOp } from './write-op.js'
 
 export type RawDb = Level<string, Uint8Array>
 

@@ -26,7 +26,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { AmeshError, StoreFaultError, defineError } from '../util/errors.js'
-import type { WriteOp } from './db.js'
+import type { WriteOp } from './write-op.js'
 
 /** The first byte of a value whose bytes past its header are in the value log. */
 export const SEPARATED_FORMAT = 2

@@ -6,17 +6,25 @@ import { chmodSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { startHost, type TestHost } from '../utils/hosts.js'
 
+/** The mode of the store directory ('.'), of each entry in it and of each entry in its subdirectories (the value log's `values/`); directories end in '/'. */
 function modes (dir: string): Record<string, string> {
   const out: Record<string, string> = { '.': (statSync(dir).mode & 0o777).toString(8) }
-  for (const f of readdirSync(dir)) out[f] = (statSync(join(dir, f)).mode & 0o777).toString(8)
+  const walk = (sub: string, depth: number): void => {
+    for (const f of readdirSync(join(dir, sub), { withFileTypes: true })) {
+      const rel = sub === '' ? f.name : `${sub}/${f.name}`
+      out[f.isDirectory() ? rel + '/' : rel] = (statSync(join(dir, rel)).mode & 0o777).toString(8)
+      if (f.isDirectory() && depth === 0) walk(rel, 1)
+    }
+  }
+  walk('', 0)
   return out
 }
 
 function allPrivate (dir: string): void {
   const m = modes(dir)
   assert.equal(m['.'], '700', 'store directory 0700')
-  const open = Object.entries(m).filter(([f, mode]) => f !== '.' && mode !== '600')
-  assert.deepEqual(open, [], 'every store file 0600')
+  const open = Object.entries(m).filter(([f, mode]) => f !== '.' && mode !== (f.endsWith('/') ? '700' : '600'))
+  assert.deepEqual(open, [], 'every store file 0600, every directory in it 0700')
   assert.ok(Object.keys(m).some((f) => f.endsWith('.log')), 'the LevelDB log (where new node keys land first) is among them')
 }
 

@@ -20,7 +20,9 @@ export const Bucket = {
   /**
    * i!<node id>!<seq: 12 hex> → [0x01][received ms: float64 BE][packet bytes];
    * older entries are a CBOR map {r: received, p: packet} (first byte 0xa2),
-   * still read. A node's inbox, gap-free seqs from 1. Repository: inbox.ts.
+   * still read. A packet of 8 KiB and more: [0x02][received ms][value-log
+   * pointer, 18 bytes], its bytes in <store>/values/ (value-log.ts). A node's
+   * inbox, gap-free seqs from 1. Repository: inbox.ts.
    */
   inbox: 'i!',
   /** c!<node id> → JSON number: the node's acked inbox cursor. Repository: inbox.ts. */
@@ -48,7 +50,9 @@ export const Bucket = {
    * o!<destination peer id>!<enqueue seq: 16 hex> → [0x01][exp ms: float64 BE]
    * [id len: u8][to len: u8][from len: u8][id][to][from][packet bytes]; older
    * entries are a CBOR map {i, to, from, exp, p}. Packets queued for a remote
-   * host, in commit order. Repository: outbox.ts.
+   * host, in commit order. A packet of 8 KiB and more: first byte 0x02 and
+   * the value-log pointer in place of the packet bytes (value-log.ts).
+   * Repository: outbox.ts.
    */
   outbox: 'o!',
   /**

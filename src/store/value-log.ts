@@ -208,7 +208,7 @@ export class ValueLog implements ValueReader {
     const made = seg.fd === undefined
     if (made) seg.fd = openSync(seg.path, 'wx+', 0o600)
     const fd = seg.fd as number
-    await writevAsync(fd, p.buffers, p.start)
+    await writeAll(fd, p.buffers, p.start)
     if (this.sync) {
       await fdatasyncAsync(fd)
       if (made) await this.syncDir()
@@ -255,6 +255,33 @@ export class ValueLog implements ValueReader {
       if (seg.fd !== undefined) { try { closeSync(seg.fd) } catch { /* already closed */ } seg.fd = undefined }
     }
   }
+}
+
+/**
+ * Write every byte of `buffers` at `position`. writev may write fewer bytes
+ * than asked without an error (a disk filling up does that before it says
+ * ENOSPC): the rest is written again, so a short write ends in the error and
+ * never passes as a whole record a pointer could name.
+ */
+async function writeAll (fd: number, buffers: Uint8Array[], position: number): Promise<void> {
+  let rest = buffers
+  let at = position
+  while (rest.length > 0) {
+    const { bytesWritten: n } = await writevAsync(fd, rest, at)
+    if (n === 0) throw new StoreFaultError('value log: a write made no progress')
+    at += n
+    rest = unwritten(rest, n)
+  }
+}
+
+/** The buffers past the first `n` bytes of `buffers`. */
+function unwritten (buffers: Uint8Array[], n: number): Uint8Array[] {
+  let skip = n
+  let k = 0
+  while (k < buffers.length && skip >= buffers[k].byteLength) { skip -= buffers[k].byteLength; k++ }
+  const out = buffers.slice(k)
+  if (out.length > 0 && skip > 0) out[0] = out[0].subarray(skip)
+  return out
 }
 
 /** A read of a separated value found its segment gone (the entry was deleted meanwhile). */

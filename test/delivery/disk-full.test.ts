@@ -148,6 +148,42 @@ describe('delivery - a full disk under the receiver', function () {
     process.stderr.write(`    figures: local acknowledged ${acked.length} (refused while full ${full.refused.length}), remote 300 delivered, store faults ${health.faults}, reopens ${health.reopens}, inbox rows ${rows.length}\n`)
   })
 
+  it('64 KiB packets (their bytes in the value log) on a full disk: refused with STORE_FULL, the daemon survives, and every acknowledged one is whole, once, in order after a restart', async () => {
+    mnt = mountTmpfs('20m')
+    const bHome = join(mnt, 'home')
+    mkdirSync(bHome, { mode: 0o700 })
+    pair = await startPair({ bHome, b: { store_min_free_bytes: 0 } })
+    const { b } = pair
+    const bPid = b.pid
+    await call(b, 'node.add', { name: 'carol' })
+    await call(b, 'grant', { as: 'bob', to: 'carol', signals: ['MESSAGE'] })
+    const cb = await b.client()
+    clients = [cb]
+    const pad = 'v'.repeat(64 * 1024)
+    const large = (from: number, n: number): string[] => texts('carol', from, n).map((t) => `${t} ${pad}`)
+    const acked: string[] = []
+    const before = await sendAll(cb, 'carol', large(0, 10))
+    assert.equal(before.acked.length, 10)
+    acked.push(...before.acked)
+    fill(join(mnt, 'fill'))
+    const full = await sendAll(cb, 'carol', large(10, 20))
+    acked.push(...full.acked)
+    assert.ok(full.refused.length > 0 && full.refused.every((c) => c === 'STORE_FULL'), `large sends refused with STORE_FULL: ${full.refused.join(',')}`)
+    assert.ok(processAlive(bPid), 'the daemon survives a full value log')
+    rmSync(join(mnt, 'fill'))
+    await waitFor(async () => (await storeOf(b)).state === 'ok' || undefined, 30_000, 'the store to reopen')
+    const after = await sendAll(cb, 'carol', large(30, 10))
+    assert.equal(after.acked.length, 10, 'large sends acknowledged again')
+    acked.push(...after.acked)
+    await b.stop()
+    await b.start()
+    const rows = await inboxRows(b, 'bob')
+    assert.deepEqual(duplicates(rows.map((r) => r.id)), [], 'none duplicated')
+    assert.deepEqual(rows.map((r) => r.id), acked, 'exactly the acknowledged ones, in order')
+    const want = new Map([...large(0, 40)].map((t) => [t.split(' ', 2).join(' '), t]))
+    for (const r of rows) assert.equal(r.payload.text, want.get((r.payload.text ?? '').split(' ', 2).join(' ')), 'each text whole')
+  })
+
   it('under the low-space watermark the daemon starts read-only: status and reads answer, writes are refused with STORE_FULL before the disk is full', async () => {
     mnt = mountTmpfs('20m')
     const bHome = join(mnt, 'home')

@@ -63,6 +63,22 @@ async function sendAll (c: ControlClient, as: string, texts: string[]): Promise<
 
 const texts = (who: string, from: number, n: number): string[] => Array.from({ length: n }, (_, k) => `${who} ${from + k}`)
 
+/** A pair whose receiver's home is on the tmpfs at `mnt`, its watermark off (the real ENOSPC path), with a local sender carol allowed to message bob. */
+async function fullDiskPair (mnt: string): Promise<Pair> {
+  const bHome = join(mnt, 'home')
+  mkdirSync(bHome, { mode: 0o700 })
+  const pair = await startPair({ bHome, b: { store_min_free_bytes: 0 } })
+  try {
+    await call(pair.b, 'node.add', { name: 'carol' })
+    await call(pair.b, 'grant', { as: 'bob', to: 'carol', signals: ['MESSAGE'] })
+  } catch (err) {
+    await pair.a.cleanup()
+    await pair.b.cleanup()
+    throw err
+  }
+  return pair
+}
+
 describe('delivery - a full disk under the receiver', function () {
   this.timeout(240_000)
   let mnt: string | undefined
@@ -88,14 +104,9 @@ describe('delivery - a full disk under the receiver', function () {
 
   it('fill, send locally and remotely, free, send 300 more, restart: every acknowledged message present once; remote refusals arrive once, in order; the daemon never died', async () => {
     mnt = mountTmpfs('20m')
-    const bHome = join(mnt, 'home')
-    mkdirSync(bHome, { mode: 0o700 })
-    // watermark off: this drives the real ENOSPC path
-    pair = await startPair({ bHome, b: { store_min_free_bytes: 0 } })
+    pair = await fullDiskPair(mnt)
     const { a, b } = pair
     const bPid = b.pid
-    await call(b, 'node.add', { name: 'carol' })
-    await call(b, 'grant', { as: 'bob', to: 'carol', signals: ['MESSAGE'] })
     const [ca, cb] = [await a.client(), await b.client()]
     clients = [ca, cb]
     const acked: string[] = []
@@ -150,13 +161,9 @@ describe('delivery - a full disk under the receiver', function () {
 
   it('64 KiB packets (their bytes in the value log) on a full disk: refused with STORE_FULL, the daemon survives, and every acknowledged one is whole, once, in order after a restart', async () => {
     mnt = mountTmpfs('20m')
-    const bHome = join(mnt, 'home')
-    mkdirSync(bHome, { mode: 0o700 })
-    pair = await startPair({ bHome, b: { store_min_free_bytes: 0 } })
+    pair = await fullDiskPair(mnt)
     const { b } = pair
     const bPid = b.pid
-    await call(b, 'node.add', { name: 'carol' })
-    await call(b, 'grant', { as: 'bob', to: 'carol', signals: ['MESSAGE'] })
     const cb = await b.client()
     clients = [cb]
     const pad = 'v'.repeat(64 * 1024)

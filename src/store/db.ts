@@ -3,11 +3,11 @@ import { StoreLockedError } from '../util/errors.js'
 import type { StoreGuard } from './store-guard.js'
 import { mark } from '../util/trace.js'
 import type { ValueLog } from './value-log.js'
+import type { WriteOp } from './write-op.js'
 
 export type Durability = 'always' | 'batch' | 'none'
 export const DURABILITY_MODES: readonly Durability[] = ['always', 'batch', 'none']
 
-import type { WriteOp } from './write-op.js'
 export type { DelOp, PutOp, WriteOp } from './write-op.js'
 
 export type RawDb = Level<string, Uint8Array>
